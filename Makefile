@@ -1,0 +1,36 @@
+# The two set-up commands in the README are `make run` and `make test`.
+# Each creates .venv on first use, installs what it needs, and is safe to repeat.
+
+PYTHON ?= python3
+VENV   := .venv
+BIN    := $(VENV)/bin
+STAMP  := $(VENV)/.installed
+
+.PHONY: run test install lint typecheck unit clean
+
+$(STAMP): pyproject.toml
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "chatmemory needs Python >= 3.11")'
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	@touch $(STAMP)
+
+install: $(STAMP)
+
+## Install everything and start the local server on http://127.0.0.1:3000
+run: install
+	$(BIN)/chatmemory serve
+
+## Install everything and run every check and test
+test: install lint typecheck unit
+
+lint: install
+	$(BIN)/ruff check shared functions tests bench
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install
+	$(BIN)/python -m pytest
+
+clean:
+	rm -rf $(VENV) build *.egg-info shared/*.egg-info .pytest_cache .mypy_cache .ruff_cache

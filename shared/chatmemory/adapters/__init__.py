@@ -1,0 +1,1 @@
+"""Implementations of the ports. Only `config.py` chooses among them."""

@@ -1,0 +1,30 @@
+"""Clocks: the system clock in production, a hand-driven one for tests and the bench."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+
+from chatmemory.domain.time import require_utc
+from chatmemory.ports import Clock
+
+
+class SystemClock(Clock):
+    def now(self) -> datetime:
+        return datetime.now(UTC)
+
+
+class ManualClock(Clock):
+    """Time moves only when told to, so expiry and idle timers are tested without sleeping."""
+
+    def __init__(self, start: datetime) -> None:
+        self._now = require_utc("start", start)
+
+    def now(self) -> datetime:
+        return self._now
+
+    def advance(self, delta: timedelta) -> datetime:
+        self._now += delta
+        return self._now
+
+    def set(self, instant: datetime) -> None:
+        self._now = require_utc("instant", instant)

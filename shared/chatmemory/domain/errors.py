@@ -1,0 +1,71 @@
+"""Domain exceptions: raised by the domain and services, mapped to HTTP in one place."""
+
+from __future__ import annotations
+
+
+class DomainError(Exception):
+    """Base of every error the product can explain to a caller."""
+
+    code = "domain_error"
+
+
+class InvalidField(DomainError, ValueError):
+    """A value broke a rule; the message names the field so the caller can fix it."""
+
+    code = "validation_error"
+
+    def __init__(self, field: str, message: str) -> None:
+        self.field = field
+        self.reason = message
+        super().__init__(f"{field}: {message}")
+
+
+class NotFound(DomainError):
+    """The object does not exist for this user (another user's object looks the same)."""
+
+    code = "not_found"
+
+    def __init__(self, kind: str, object_id: str) -> None:
+        self.kind = kind
+        self.object_id = object_id
+        super().__init__(f"{kind} not found")
+
+
+class MemoryNotFound(NotFound):
+    def __init__(self, memory_id: str) -> None:
+        super().__init__("memory", memory_id)
+
+
+class ConversationNotFound(NotFound):
+    def __init__(self, conversation_id: str) -> None:
+        super().__init__("conversation", conversation_id)
+
+
+class NoticeNotFound(NotFound):
+    def __init__(self, notice_id: str) -> None:
+        super().__init__("notice", notice_id)
+
+
+class ConcurrentChange(DomainError):
+    """Someone else changed the object first; the caller's write was not applied."""
+
+    code = "conflict"
+
+
+class SecretRefused(DomainError):
+    """The text looks like a secret; secrets are never stored, on any path."""
+
+    code = "secret_refused"
+
+    def __init__(self, field: str, secret_kind: str) -> None:
+        self.field = field
+        self.secret_kind = secret_kind
+        super().__init__(
+            f"{field} looks like it contains a {secret_kind}; secrets are never stored"
+        )
+
+
+class MemoryDisabled(DomainError):
+    """The user switched memory off; nothing is read or written."""
+
+    code = "memory_disabled"

@@ -1,0 +1,53 @@
+"""Memory events: the audit trail behind a memory's history (ids and times, never text)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from enum import StrEnum
+
+from chatmemory.domain import rules
+from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.time import require_utc
+
+
+class Op(StrEnum):
+    ADD = "add"
+    UPDATE = "update"
+    CLOSE = "close"
+    DELETE = "delete"
+    USE = "use"
+    PURGE = "purge"
+
+
+class Actor(StrEnum):
+    USER = "user"
+    EXTRACTOR = "extractor"
+    MODEL = "model"
+    SYSTEM = "system"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryEvent:
+    """Something that happened to a memory. `related_id` links an update to its other half."""
+
+    user_id: str
+    memory_id: str
+    event_id: str
+    op: Op
+    actor: Actor
+    at: datetime
+    related_id: str | None = None
+
+    def __post_init__(self) -> None:
+        rules.user_id(self.user_id)
+        rules.opaque_id("memory_id", self.memory_id)
+        rules.opaque_id("event_id", self.event_id)
+        try:
+            object.__setattr__(self, "op", Op(self.op))
+            object.__setattr__(self, "actor", Actor(self.actor))
+        except ValueError as exc:
+            raise InvalidField("op", "unknown op or actor") from exc
+        object.__setattr__(self, "at", require_utc("at", self.at))
+        if self.related_id is not None:
+            rules.opaque_id("related_id", self.related_id)

@@ -1,0 +1,66 @@
+"""Identifiers: deterministic where a write must be idempotent, random where it must be unique."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+import uuid
+
+# Fixed namespace for chatmemory's uuid5 identities; changing it would re-key every belief.
+CHATMEMORY_NAMESPACE = uuid.UUID("5b0c3f0e-8d1a-4c61-9a5e-6f1f3c2d7a40")
+
+_SEPARATOR = "\x1f"  # unit separator: cannot appear in validated ids or keys
+_MESSAGE_ID = re.compile(r"^msg_([0-9a-f]{32})_(\d{1,10})$")
+_CONVERSATION_ID = re.compile(r"^conv_[0-9a-f]{32}$")
+
+
+def normalise_for_identity(text: str) -> str:
+    """Text folded so trivial differences (case, spacing, width) name the same belief."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    words = re.findall(r"\w+", folded)
+    return " ".join(words)
+
+
+def memory_id_for(user_id: str, persona: str, key: str, generation: int = 0) -> str:
+    """The id a belief always lands on: uuid5 of user + persona + key (seed 003's identity).
+
+    `generation` moves the identity past ids that were deleted or became history, so an
+    id is never reused for a different row.
+    """
+    parts = [user_id, persona, key]
+    if generation:
+        parts.append(str(generation))
+    return "mem_" + uuid.uuid5(CHATMEMORY_NAMESPACE, _SEPARATOR.join(parts)).hex
+
+
+def new_memory_id() -> str:
+    return "mem_" + uuid.uuid4().hex
+
+
+def new_conversation_id() -> str:
+    return "conv_" + uuid.uuid4().hex
+
+
+def is_conversation_id(value: str) -> bool:
+    return bool(_CONVERSATION_ID.match(value))
+
+
+def message_id_for(conversation_id: str, seq: int) -> str:
+    """A message id that lets the purge find the conversation and position of a source."""
+    return f"msg_{conversation_id.removeprefix('conv_')}_{seq}"
+
+
+def parse_message_id(message_id: str) -> tuple[str, int] | None:
+    """(conversation_id, seq) for our own message ids, None for anything else."""
+    match = _MESSAGE_ID.match(message_id)
+    if not match:
+        return None
+    return "conv_" + match.group(1), int(match.group(2))
+
+
+def new_event_id() -> str:
+    return "evt_" + uuid.uuid4().hex
+
+
+def new_notice_id() -> str:
+    return "ntc_" + uuid.uuid4().hex

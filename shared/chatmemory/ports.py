@@ -1,0 +1,300 @@
+"""The interfaces the services need. Adapters implement them; `config.py` picks which.
+
+Every store method takes the user id explicitly and touches only that user's rows:
+there is no way to ask a store about "everyone" on the request path.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Generic, TypeVar
+
+from chatmemory.domain.conversation import Conversation, Message, Role
+from chatmemory.domain.events import MemoryEvent
+from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory_settings import MemorySettings
+from chatmemory.domain.notice import Notice
+from chatmemory.domain.profile import Profile
+from chatmemory.domain.rules import DEFAULT_PERSONA
+from chatmemory.domain.tombstone import Tombstone
+
+T = TypeVar("T")
+
+MAX_PAGE = 100
+
+
+class Clock(ABC):
+    """Where "now" comes from, so tests drive time instead of sleeping."""
+
+    @abstractmethod
+    def now(self) -> datetime:
+        """The current instant, aware UTC."""
+
+
+@dataclass(frozen=True, slots=True)
+class Page(Generic[T]):
+    """One page of a listing; `next_cursor` is opaque and None on the last page."""
+
+    items: list[T]
+    next_cursor: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryQuery:
+    """Which of a user's memories to list. `status=None` means every status."""
+
+    status: Status | None = Status.ACTIVE
+    persona: str | None = None
+    created_after: datetime | None = None
+
+
+class Store(ABC):
+    """Persistence for everything chatmemory remembers about a user.
+
+    Visibility, the same in every adapter:
+    - a memory is hidden from every memory read once it has a tombstone, once a
+      "forget everything" happened after it was created, or once `valid_until` passed
+      (DynamoDB's TTL deletes lazily, so adapters filter expired rows themselves);
+    - a conversation, and its messages, are hidden once `expires_at` passed.
+    Listings are newest first (created_at, then id, descending) unless said otherwise.
+    Writes that take `events` store them in the same atomic write as the change.
+    """
+
+    # ---- memories -------------------------------------------------------------------
+
+    @abstractmethod
+    def add_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> bool:
+        """Insert a new row; False (and nothing written) if the id already exists."""
+
+    @abstractmethod
+    def put_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> None:
+        """Insert or replace the whole row (e.g. to attach an embedding)."""
+
+    @abstractmethod
+    def get_memory(self, user_id: str, memory_id: str) -> Memory | None:
+        """The visible row, or None (absent, another user's, tombstoned, forgotten, expired)."""
+
+    @abstractmethod
+    def list_memories(
+        self,
+        user_id: str,
+        query: MemoryQuery | None = None,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Memory]:
+        """A page of visible rows matching `query` (default: active), newest first.
+
+        `limit` is 1..MAX_PAGE. `created_after` keeps rows created strictly after it.
+
+        Raises InvalidField("next") for a cursor this store did not issue for this user.
+        """
+
+    def iter_memories(self, user_id: str, query: MemoryQuery | None = None) -> Iterator[Memory]:
+        """Every visible row matching `query`, newest first, page by page."""
+        cursor: str | None = None
+        while True:
+            page = self.list_memories(user_id, query, limit=MAX_PAGE, cursor=cursor)
+            yield from page.items
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    @abstractmethod
+    def supersede_memory(
+        self,
+        user_id: str,
+        old_memory_id: str,
+        new_memory: Memory,
+        events: Sequence[MemoryEvent] = (),
+    ) -> Memory:
+        """Atomically close `old_memory_id` as superseded by `new_memory` and write the new row.
+
+        The old row becomes `old.superseded_by(new_memory)` (status superseded, `valid_to`
+        where the new belief starts, `closed_by` = the new id); the new row must say
+        `supersedes=old_memory_id`.
+        Returns the old row as stored. Raises MemoryNotFound if the old row is not
+        visible, ConcurrentChange if it is no longer active or the new id exists —
+        in every failure nothing is written.
+        """
+
+    @abstractmethod
+    def close_memory(
+        self,
+        user_id: str,
+        memory_id: str,
+        at: datetime,
+        closed_by: str | None = None,
+        events: Sequence[MemoryEvent] = (),
+    ) -> Memory:
+        """Mark an active row closed (stopped being true, nothing replaced it).
+
+        Returns the closed row. MemoryNotFound if not visible; ConcurrentChange if not active.
+        """
+
+    @abstractmethod
+    def record_use(
+        self,
+        user_id: str,
+        memory_ids: Sequence[str],
+        at: datetime,
+        events: Sequence[MemoryEvent] = (),
+    ) -> None:
+        """Reinforce memories loaded into a prompt: `last_used_at=at`, `recall_count += 1`.
+
+        Ids that are not visible are skipped silently (a delete may race a read).
+        """
+
+    # ---- deletion -------------------------------------------------------------------
+
+    @abstractmethod
+    def tombstone_memories(
+        self, user_id: str, tombstones: Sequence[Tombstone], events: Sequence[MemoryEvent] = ()
+    ) -> None:
+        """Write tombstones; every row named in their `versions` is hidden from the next read.
+
+        Idempotent: tombstoning an id twice keeps the first tombstone.
+        """
+
+    @abstractmethod
+    def forget_everything(self, user_id: str, at: datetime) -> None:
+        """In one write, hide every memory created up to `at` and delete every profile."""
+
+    @abstractmethod
+    def get_tombstone(self, user_id: str, memory_id: str) -> Tombstone | None: ...
+
+    @abstractmethod
+    def list_tombstones(self, user_id: str, *, unpurged_only: bool = False) -> list[Tombstone]:
+        """The user's tombstones, oldest deletion first."""
+
+    @abstractmethod
+    def put_tombstone(self, tombstone: Tombstone) -> None:
+        """Replace a tombstone (the purge records `purged_at` or its last error here)."""
+
+    @abstractmethod
+    def purge_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        """Physically delete these rows (the tombstones stay). Missing ids are ignored."""
+
+    # ---- conversations and messages -----------------------------------------------
+
+    @abstractmethod
+    def create_conversation(self, conversation: Conversation) -> None:
+        """Store a new conversation; ConcurrentChange if the id exists."""
+
+    @abstractmethod
+    def get_conversation(self, user_id: str, conversation_id: str) -> Conversation | None:
+        """The conversation, or None (absent, another user's, expired)."""
+
+    @abstractmethod
+    def list_conversations(self, user_id: str) -> list[Conversation]:
+        """The user's unexpired conversations, most recently updated first."""
+
+    @abstractmethod
+    def append_message(
+        self,
+        user_id: str,
+        conversation_id: str,
+        *,
+        role: Role,
+        content: str,
+        tokens: int,
+        at: datetime,
+        memories_used: Sequence[str] = (),
+    ) -> Message:
+        """Store the next message with the next sequence number (1, 2, …).
+
+        The message and the conversation's `last_seq`/`updated_at` (and, for a user
+        message, `last_user_message_at`) move together or not at all. Messages of a
+        temporary conversation expire with it. ConversationNotFound if not visible.
+        """
+
+    @abstractmethod
+    def list_messages(
+        self,
+        user_id: str,
+        conversation_id: str,
+        *,
+        after_seq: int = 0,
+        upto_seq: int | None = None,
+        last: int | None = None,
+    ) -> list[Message]:
+        """Messages with after_seq < seq <= upto_seq, ascending by seq.
+
+        `last=n` keeps only the n most recent of that range. Empty if the conversation
+        is not visible.
+        """
+
+    @abstractmethod
+    def update_summary(
+        self,
+        user_id: str,
+        conversation_id: str,
+        *,
+        summary: str,
+        upto_seq: int,
+        expected_upto_seq: int,
+        fold_count: int,
+        at: datetime,
+    ) -> bool:
+        """Apply a fold only if `summary_upto_seq` still equals `expected_upto_seq`.
+
+        True if applied; False if another fold won (or the conversation is gone).
+        """
+
+    @abstractmethod
+    def advance_extraction(
+        self, user_id: str, conversation_id: str, *, upto_seq: int, expected_upto_seq: int
+    ) -> bool:
+        """Move the write pipeline's cursor, only from where the caller read it."""
+
+    # ---- profile, settings ----------------------------------------------------------
+
+    @abstractmethod
+    def get_profile(self, user_id: str, persona: str = DEFAULT_PERSONA) -> Profile | None: ...
+
+    @abstractmethod
+    def put_profile(self, profile: Profile) -> None: ...
+
+    @abstractmethod
+    def delete_profiles(self, user_id: str) -> None:
+        """Delete the user's profile for every persona."""
+
+    @abstractmethod
+    def get_settings(self, user_id: str) -> MemorySettings:
+        """The user's settings; defaults (enabled, empty note) if never saved."""
+
+    @abstractmethod
+    def put_settings(self, settings: MemorySettings) -> None: ...
+
+    # ---- events and notices ---------------------------------------------------------
+
+    @abstractmethod
+    def add_events(self, events: Sequence[MemoryEvent]) -> None:
+        """Append audit events (ids and times only). Re-adding an event id changes nothing."""
+
+    @abstractmethod
+    def list_events(self, user_id: str, memory_id: str) -> list[MemoryEvent]:
+        """A memory's events, oldest first."""
+
+    @abstractmethod
+    def add_notice(self, notice: Notice) -> None:
+        """Store a notice; re-adding the same notice id changes nothing."""
+
+    @abstractmethod
+    def get_notice(self, user_id: str, notice_id: str) -> Notice | None: ...
+
+    @abstractmethod
+    def list_notices(
+        self, user_id: str, *, include_undone: bool = False, limit: int = 50
+    ) -> list[Notice]:
+        """Newest first."""
+
+    @abstractmethod
+    def mark_notice_undone(self, user_id: str, notice_id: str, at: datetime) -> bool:
+        """True the first time; False if it was already undone or does not exist."""
+
+    @abstractmethod
+    def delete_notices(self, user_id: str, notice_ids: Sequence[str]) -> None: ...

@@ -1,0 +1,249 @@
+"""template.yaml lints clean before and after the SAM transform and keeps what API.md promises."""
+
+from __future__ import annotations
+
+import json
+import tomllib
+from pathlib import Path
+from typing import Any
+
+import pytest
+from cfnlint.api import ManualArgs, lint, lint_file
+from cfnlint.match import Match
+from samtranslator.translator.transform import transform
+
+from tests.support.template import ROOT, TEMPLATE, load_template
+
+# The region the aws_env fixture sets; lint for the same one the transform runs in.
+REGION = "eu-west-1"
+
+PUBLIC_ROUTES = {("GET", "/v1/health"), ("GET", "/v1/openapi.json")}
+
+# Every route of API.md and the function that serves it.
+ROUTES = {
+    ("POST", "/v1/chat"): "ChatFunction",
+    ("POST", "/v1/context"): "ChatFunction",
+    ("GET", "/v1/memories"): "MemoriesFunction",
+    ("POST", "/v1/memories"): "MemoriesFunction",
+    ("DELETE", "/v1/memories"): "MemoriesFunction",
+    ("GET", "/v1/memories/{memory_id}"): "MemoriesFunction",
+    ("PATCH", "/v1/memories/{memory_id}"): "MemoriesFunction",
+    ("DELETE", "/v1/memories/{memory_id}"): "MemoriesFunction",
+    ("GET", "/v1/memories/{memory_id}/history"): "MemoriesFunction",
+    ("GET", "/v1/memory/settings"): "MemoriesFunction",
+    ("PUT", "/v1/memory/settings"): "MemoriesFunction",
+    ("GET", "/v1/notices"): "MemoriesFunction",
+    ("POST", "/v1/notices/{notice_id}/undo"): "MemoriesFunction",
+    ("GET", "/v1/health"): "MemoriesFunction",
+    ("GET", "/v1/openapi.json"): "MemoriesFunction",
+}
+
+# sam package uploads local folders and swaps in s3:// URIs; the bare transform needs those.
+LOCAL_URI_PROPERTIES = ("CodeUri", "ContentUri", "DefinitionUri")
+
+
+class _NoManagedPolicies:
+    """Stands in for samtranslator's IAM lookup: the template names no managed policies itself."""
+
+    def load(self) -> dict[str, str]:
+        return {}
+
+
+def _with_s3_placeholders(template: dict[str, Any]) -> dict[str, Any]:
+    for logical_id, resource in template["Resources"].items():
+        properties = resource.get("Properties", {})
+        for key in LOCAL_URI_PROPERTIES:
+            uri = properties.get(key)
+            if isinstance(uri, str) and not uri.startswith("s3://"):
+                properties[key] = f"s3://placeholder-bucket/{logical_id}.zip"
+    return template
+
+
+def _readable(matches: list[Match]) -> str:
+    lines = []
+    for match in matches:
+        path = "/".join(str(part) for part in getattr(match, "path", []) or [])
+        source = Path(match.filename).name if match.filename else "<transformed>"
+        where = f"{source}:{match.linenumber}:{match.columnnumber}"
+        lines.append(f"{match.rule.id} {match.message}\n    at {where} {path}".rstrip())
+    return "\n".join(lines)
+
+
+@pytest.fixture
+def transformed(aws_env: None) -> dict[str, Any]:
+    """template.yaml after the SAM transform: the CloudFormation that would be deployed."""
+    source = _with_s3_placeholders(load_template())
+    result: dict[str, Any] = transform(source, {}, _NoManagedPolicies())
+    return result
+
+
+def _routes_in_source() -> dict[tuple[str, str], str]:
+    routes = {}
+    for logical_id, resource in load_template()["Resources"].items():
+        if resource["Type"] != "AWS::Serverless::Function":
+            continue
+        for event in resource["Properties"].get("Events", {}).values():
+            if event["Type"] == "HttpApi":
+                props = event["Properties"]
+                routes[(props["Method"].upper(), props["Path"])] = logical_id
+    return routes
+
+
+def _effective_function_property(name: str) -> dict[str, Any]:
+    """Each function's value of a property, the function's own or else the Globals one."""
+    template = load_template()
+    default = template.get("Globals", {}).get("Function", {}).get(name)
+    return {
+        logical_id: resource["Properties"].get(name, default)
+        for logical_id, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+    }
+
+
+def _python_version(runtime: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in runtime.removeprefix("python").split("."))
+
+
+def _table() -> dict[str, Any]:
+    properties: dict[str, Any] = load_template()["Resources"]["MemoryTable"]["Properties"]
+    return properties
+
+
+# --- lint --------------------------------------------------------------------------
+
+
+def test_template_as_written_passes_cfn_lint() -> None:
+    # Given template.yaml as committed
+    # When cfn-lint checks it (SAM resources against SAM's own schemas)
+    matches = lint_file(TEMPLATE, config=ManualArgs(regions=[REGION]))
+
+    # Then it reports nothing, errors and warnings alike
+    if matches:
+        pytest.fail(_readable(matches), pytrace=False)
+
+
+def test_template_after_the_sam_transform_passes_cfn_lint(transformed: dict[str, Any]) -> None:
+    # Given the CloudFormation the SAM transform produces (where bad refs inside
+    # AWS::Serverless::* resources and circular dependencies first become visible)
+    text = json.dumps(transformed, indent=2)
+
+    # When cfn-lint checks it; W3037 misreads some actions SAM's policy templates grant
+    matches = lint(text, config=ManualArgs(regions=[REGION], ignore_checks=["W3037"]))
+
+    # Then it reports nothing
+    if matches:
+        pytest.fail(_readable(matches), pytrace=False)
+
+
+# --- the API -----------------------------------------------------------------------
+
+
+def test_every_api_route_is_declared_on_the_function_that_serves_it() -> None:
+    assert _routes_in_source() == ROUTES
+
+
+def test_the_default_authorizer_verifies_jwts_from_the_configured_issuer_and_audience() -> None:
+    auth = load_template()["Resources"]["HttpApi"]["Properties"]["Auth"]
+    authorizer = auth["Authorizers"][auth["DefaultAuthorizer"]]
+
+    assert authorizer["IdentitySource"] == "$request.header.Authorization"
+    assert authorizer["JwtConfiguration"] == {
+        "issuer": {"Ref": "JwtIssuer"},
+        "audience": {"Ref": "JwtAudience"},
+    }
+
+
+def test_only_health_and_openapi_are_reachable_without_a_token(
+    transformed: dict[str, Any],
+) -> None:
+    # Given the OpenAPI body API Gateway receives after the transform
+    api = transformed["Resources"]["HttpApi"]["Properties"]["Body"]
+
+    # When we read which authorizer guards each route
+    security = {
+        (method.upper(), path): operation.get("security")
+        for path, operations in api["paths"].items()
+        for method, operation in operations.items()
+    }
+
+    # Then the public routes opt out and every other route demands the JWT authorizer
+    expected = {
+        route: [{"NONE": []}] if route in PUBLIC_ROUTES else [{"JwtAuthorizer": []}]
+        for route in ROUTES
+    }
+    assert security == expected
+
+
+# --- functions and layers ----------------------------------------------------------
+
+
+def test_every_function_runs_on_python_3_12_or_newer() -> None:
+    runtimes = _effective_function_property("Runtime")
+
+    assert runtimes
+    old = {
+        name: runtime for name, runtime in runtimes.items() if _python_version(runtime) < (3, 12)
+    }
+    assert not old
+
+
+def test_layers_are_built_for_the_functions_runtime() -> None:
+    # Given the runtime the functions run on
+    runtimes = set(_effective_function_property("Runtime").values())
+
+    # When we read how each layer is built and which runtimes it declares
+    layers = {
+        logical_id: resource
+        for logical_id, resource in load_template()["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::LayerVersion"
+    }
+
+    # Then a wheel built for one Python is never loaded by another
+    assert set(layers) == {"SharedCodeLayer", "DependenciesLayer"}
+    for layer in layers.values():
+        assert {layer["Metadata"]["BuildMethod"]} == runtimes
+        assert set(layer["Properties"]["CompatibleRuntimes"]) >= runtimes
+
+
+def test_every_function_logs_to_a_group_with_the_configured_retention() -> None:
+    resources = load_template()["Resources"]
+    logging = _effective_function_property("LoggingConfig")
+
+    for function, config in logging.items():
+        assert config, f"{function} has no LoggingConfig"
+        group = resources[config["LogGroup"]["Ref"]]
+        assert group["Type"] == "AWS::Logs::LogGroup"
+        assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+
+
+def test_dependencies_layer_pins_the_same_packages_as_the_project() -> None:
+    # Given the project's runtime dependencies (boto3 included: the layer's botocore
+    # shadows the runtime's, so boto3 must come from the layer too)
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    expected = {pin.replace(" ", "") for pin in project}
+
+    # When we read the layer's requirements
+    lines = (ROOT / "layers" / "dependencies" / "requirements.txt").read_text().splitlines()
+    pinned = {line.replace(" ", "") for line in lines if line.strip() and not line.startswith("#")}
+
+    # Then the Lambda gets exactly what the tests ran against
+    assert pinned == expected
+
+
+# --- the table ---------------------------------------------------------------------
+
+
+def test_table_bills_per_request() -> None:
+    assert _table()["BillingMode"] == "PAY_PER_REQUEST"
+
+
+def test_table_expires_items_through_the_ttl_attribute() -> None:
+    assert _table()["TimeToLiveSpecification"] == {"AttributeName": "ttl", "Enabled": True}
+
+
+def test_table_can_be_restored_to_a_point_in_time() -> None:
+    assert _table()["PointInTimeRecoverySpecification"] == {"PointInTimeRecoveryEnabled": True}
+
+
+def test_table_is_encrypted_at_rest() -> None:
+    assert _table()["SSESpecification"] == {"SSEEnabled": True}

@@ -1,0 +1,136 @@
+"""Ids, times and packed vectors: the small rules everything else leans on."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta, timezone
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from chatmemory.domain import vectors
+from chatmemory.domain.conversation import Conversation, Message, Role
+from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.ids import (
+    memory_id_for,
+    message_id_for,
+    new_conversation_id,
+    normalise_for_identity,
+    parse_message_id,
+)
+from chatmemory.domain.memory_settings import MemorySettings
+from chatmemory.domain.time import from_storage, parse_instant, to_api, to_storage
+
+NOW = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
+
+
+def test_the_same_belief_always_lands_on_the_same_id() -> None:
+    first = memory_id_for("alice", "assistant", "diet:vegetarian")
+    again = memory_id_for("alice", "assistant", "diet:vegetarian")
+
+    assert first == again
+    assert first != memory_id_for("bob", "assistant", "diet:vegetarian")
+    assert first != memory_id_for("alice", "warren", "diet:vegetarian")
+    assert first != memory_id_for("alice", "assistant", "diet:vegetarian", generation=1)
+
+
+def test_identity_ignores_case_spacing_and_punctuation() -> None:
+    assert normalise_for_identity("  I'm   VEGETARIAN!! ") == normalise_for_identity(
+        "i m vegetarian"
+    )
+
+
+def test_message_ids_lead_back_to_their_conversation() -> None:
+    conversation_id = new_conversation_id()
+
+    assert parse_message_id(message_id_for(conversation_id, 17)) == (conversation_id, 17)
+    assert parse_message_id("mem_123") is None
+
+
+@given(
+    st.datetimes(
+        timezones=st.just(UTC), min_value=datetime(2000, 1, 1), max_value=datetime(2200, 1, 1)
+    )
+)
+def test_storage_strings_sort_like_the_instants_they_hold(instant: datetime) -> None:
+    later = instant + timedelta(microseconds=1)
+
+    assert from_storage(to_storage(instant)) == instant
+    assert to_storage(instant) < to_storage(later)
+
+
+def test_api_timestamps_are_utc_with_a_z() -> None:
+    india = timezone(timedelta(hours=5, minutes=30))
+
+    assert to_api(datetime(2026, 11, 30, 14, 45, tzinfo=india)) == "2026-11-30T09:15:00Z"
+    assert parse_instant("valid_until", "2026-11-30T09:15:00Z") == NOW
+    assert parse_instant("valid_until", "2026-12-01") == datetime(2026, 12, 1, tzinfo=UTC)
+    with pytest.raises(InvalidField):
+        parse_instant("valid_until", "2026-11-30T09:15:00")
+    with pytest.raises(InvalidField):
+        parse_instant("valid_until", "next tuesday")
+
+
+@given(st.lists(st.floats(min_value=-10, max_value=10, allow_nan=False), min_size=2, max_size=1024))
+def test_packed_vectors_keep_their_direction(values: list[float]) -> None:
+    original = np.asarray(values, dtype=np.float32)
+    restored = vectors.unpack(vectors.pack(original))
+
+    assert restored.shape == original.shape
+    norms = float(np.linalg.norm(original) * np.linalg.norm(restored))
+    if norms > 1e-3 and float(np.max(np.abs(original))) > 1e-3:
+        cosine = float(original @ restored) / norms
+        assert cosine > 0.99
+
+
+def test_a_384_dimension_vector_packs_small() -> None:
+    packed = vectors.pack(np.random.default_rng(7).normal(size=384))
+
+    assert len(packed) <= 400
+    assert vectors.dimensions(packed) == 384
+
+
+def test_a_temporary_conversation_must_expire() -> None:
+    with pytest.raises(InvalidField) as refused:
+        Conversation(
+            user_id="alice",
+            conversation_id=new_conversation_id(),
+            created_at=NOW,
+            updated_at=NOW,
+            temporary=True,
+        )
+    assert refused.value.field == "expires_at"
+
+
+def test_a_user_message_is_bounded_to_8000_characters() -> None:
+    conversation_id = new_conversation_id()
+    Message(
+        user_id="alice",
+        conversation_id=conversation_id,
+        seq=1,
+        role=Role.USER,
+        content="x" * 8000,
+        tokens=1,
+        created_at=NOW,
+    )
+    with pytest.raises(InvalidField) as refused:
+        Message(
+            user_id="alice",
+            conversation_id=conversation_id,
+            seq=1,
+            role=Role.USER,
+            content="x" * 8001,
+            tokens=1,
+            created_at=NOW,
+        )
+    assert refused.value.field == "content"
+
+
+def test_muting_a_persona_stops_it_without_switching_memory_off() -> None:
+    settings = MemorySettings(user_id="alice", muted_personas=frozenset({"warren"}))
+
+    assert settings.allows("assistant") and not settings.allows("warren")
+    assert not MemorySettings(user_id="alice", enabled=False).allows("assistant")
+    with pytest.raises(InvalidField):
+        MemorySettings(user_id="alice", note="x" * 401)
