@@ -1,13 +1,16 @@
-"""Fixtures every test may use: a hand-driven clock and fake AWS credentials."""
+"""Fixtures every test may use: a hand-driven clock, fake AWS credentials, both stores."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from chatmemory.adapters.clock import ManualClock
+from chatmemory.ports import Store
+from tests.support.stores import STORE_KINDS, open_store
 
 START = datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC)
 
@@ -31,3 +34,12 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
         monkeypatch.setenv(name, value)
     monkeypatch.delenv("AWS_PROFILE", raising=False)
     yield
+
+
+@pytest.fixture(params=STORE_KINDS)
+def store(
+    request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path, aws_env: None
+) -> Iterator[Store]:
+    """Each test that asks for a store runs once on SQLite and once on DynamoDB (moto)."""
+    with open_store(request.param, clock, tmp_path) as opened:
+        yield opened

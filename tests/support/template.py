@@ -5,35 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import yaml
+from chatmemory.local.sam_template import load_template as _load
 
 ROOT = Path(__file__).resolve().parents[2]
 TEMPLATE = ROOT / "template.yaml"
 
 
-class _CfnLoader(yaml.SafeLoader):
-    """YAML loader that keeps CloudFormation short-form tags (!Ref, !Sub, …) as plain dicts."""
-
-
-def _construct_tag(loader: yaml.SafeLoader, tag_suffix: str, node: yaml.Node) -> Any:
-    name = "Ref" if tag_suffix == "Ref" else f"Fn::{tag_suffix}"
-    if isinstance(node, yaml.ScalarNode):
-        value: Any = loader.construct_scalar(node)
-        if tag_suffix == "GetAtt" and isinstance(value, str):
-            value = value.split(".", 1)
-    elif isinstance(node, yaml.SequenceNode):
-        value = loader.construct_sequence(node, deep=True)
-    else:
-        value = loader.construct_mapping(node, deep=True)  # type: ignore[arg-type]
-    return {name: value}
-
-
-_CfnLoader.add_multi_constructor("!", _construct_tag)
-
-
 def load_template() -> dict[str, Any]:
-    loaded: dict[str, Any] = yaml.load(TEMPLATE.read_text(), Loader=_CfnLoader)  # noqa: S506
-    return loaded
+    return _load(TEMPLATE)
 
 
 def resource_properties(logical_id: str) -> dict[str, Any]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 import unicodedata
 import uuid
 
@@ -59,7 +60,8 @@ def parse_message_id(message_id: str) -> tuple[str, int] | None:
 
 
 def new_event_id() -> str:
-    return "evt_" + uuid.uuid4().hex
+    """Sorts in creation order (nanosecond time first), so same-instant events keep their order."""
+    return f"evt_{time.time_ns():016x}{uuid.uuid4().hex[:16]}"
 
 
 def new_notice_id() -> str:

@@ -1,0 +1,1 @@
+"""The HTTP edge shared by the functions: schemas, identity, errors, routes (API.md)."""

@@ -1,0 +1,138 @@
+"""Every failure leaves in the contract's shape: {"error": {"code", "message"}}. One place."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from http import HTTPStatus
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
+from aws_lambda_powertools.event_handler.exceptions import NotFoundError
+from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+
+from chatmemory.api.identity import Unauthorized
+from chatmemory.api.telemetry import count, logger
+from chatmemory.domain.errors import (
+    ConcurrentChange,
+    InvalidField,
+    MemoryDisabled,
+    NotFound,
+    SecretRefused,
+)
+
+MAX_BODY_BYTES = 64 * 1024
+
+
+def error_response(
+    status: HTTPStatus, code: str, message: str, headers: dict[str, str] | None = None
+) -> Response[str]:
+    return Response(
+        status_code=status.value,
+        content_type=content_types.APPLICATION_JSON,
+        body=json.dumps({"error": {"code": code, "message": message}}),
+        headers=headers,
+    )
+
+
+def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str]:
+    """(code, message) for pydantic errors, naming the field and never echoing the input."""
+    first = errors[0] if errors else {}
+    kind = first.get("type", "")
+    location = [str(part) for part in first.get("loc", ())]
+    context = first.get("ctx") or {}
+    if kind == "json_invalid":
+        return "malformed_json", "the request body is not valid JSON"
+    where, field = (location[0], ".".join(location[1:])) if location else ("body", "")
+    if where == "body" and not field:
+        if kind == "missing":
+            return "validation_error", "the request body is required: send a JSON object"
+        return "validation_error", "the request body must be a JSON object"
+    label = field or where
+    reason = {
+        "missing": "is required",
+        "extra_forbidden": "is not a known field",
+        "string_too_short": "must not be empty",
+        "string_too_long": f"is too long (at most {context.get('max_length')} characters)",
+        "string_pattern_mismatch": "has an invalid format",
+        "string_type": "must be a string",
+        "bool_type": "must be true or false",
+        "bool_parsing": "must be true or false",
+        "int_parsing": "must be an integer",
+        "int_type": "must be an integer",
+        "greater_than_equal": f"must be at least {context.get('ge')}",
+        "less_than_equal": f"must be at most {context.get('le')}",
+        "enum": "must be one of the allowed values",
+        "datetime_parsing": "must be an ISO-8601 timestamp",
+        "datetime_from_date_parsing": "must be an ISO-8601 timestamp",
+        "timezone_aware": "must carry a timezone (e.g. end with Z)",
+        "datetime_type": "must be an ISO-8601 timestamp",
+    }.get(kind, "is invalid")
+    suffix = f" ({len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
+    return "validation_error", f"{where} field '{label}' {reason}{suffix}"
+
+
+def register_error_handlers(app: APIGatewayHttpResolver) -> None:
+    """Map domain and framework exceptions to the contract, once for every route."""
+
+    @app.exception_handler(RequestValidationError)
+    def _invalid_request(exc: RequestValidationError) -> Response[str]:
+        code, message = describe_validation_errors(exc.errors())
+        return error_response(HTTPStatus.BAD_REQUEST, code, message)
+
+    @app.exception_handler(InvalidField)
+    def _invalid_field(exc: InvalidField) -> Response[str]:
+        return error_response(
+            HTTPStatus.BAD_REQUEST, "validation_error", f"{exc.field} {exc.reason}"
+        )
+
+    @app.exception_handler(SecretRefused)
+    def _secret(exc: SecretRefused) -> Response[str]:
+        count("SecretRefused")
+        return error_response(HTTPStatus.BAD_REQUEST, "secret_refused", str(exc))
+
+    @app.exception_handler(Unauthorized)
+    def _unauthorized(exc: Unauthorized) -> Response[str]:
+        return error_response(
+            HTTPStatus.UNAUTHORIZED, "unauthorized", str(exc), {"WWW-Authenticate": "Bearer"}
+        )
+
+    @app.exception_handler(NotFound)
+    def _not_found(exc: NotFound) -> Response[str]:
+        return error_response(HTTPStatus.NOT_FOUND, "not_found", f"{exc.kind} not found")
+
+    @app.exception_handler(ConcurrentChange)
+    def _conflict(exc: ConcurrentChange) -> Response[str]:
+        return error_response(HTTPStatus.CONFLICT, "conflict", str(exc))
+
+    @app.exception_handler(MemoryDisabled)
+    def _disabled(exc: MemoryDisabled) -> Response[str]:
+        return error_response(HTTPStatus.CONFLICT, "memory_disabled", str(exc))
+
+    @app.not_found
+    def _no_route(_: NotFoundError) -> Response[str]:
+        allowed = _methods_for(app, app.current_event.path)
+        if allowed:
+            return error_response(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                f"{app.current_event.http_method} is not allowed here; use {', '.join(allowed)}",
+                {"Allow": ", ".join(allowed)},
+            )
+        return error_response(HTTPStatus.NOT_FOUND, "not_found", "no such route")
+
+    @app.exception_handler(Exception)
+    def _unexpected(exc: Exception) -> Response[str]:
+        # The type only: exception messages may quote user text, which never goes to logs.
+        logger.error("unhandled error", extra={"error_type": type(exc).__name__})
+        return error_response(
+            HTTPStatus.INTERNAL_SERVER_ERROR,
+            "internal_error",
+            "something went wrong on our side; the request was not applied",
+        )
+
+
+def _methods_for(app: APIGatewayHttpResolver, path: str) -> list[str]:
+    """Methods registered for a path, so a wrong method is a 405 and not a 404."""
+    routes = [*app._static_routes, *app._dynamic_routes]
+    return sorted({route.method for route in routes if route.rule.match(path)})

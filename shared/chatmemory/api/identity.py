@@ -1,0 +1,32 @@
+"""Who is asking: the `sub` claim of a token the authorizer already verified. Nothing else."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from chatmemory.domain import rules
+from chatmemory.domain.errors import DomainError, InvalidField
+
+
+class Unauthorized(DomainError):
+    code = "unauthorized"
+
+
+def user_id_from_event(raw_event: Mapping[str, Any]) -> str:
+    """The user id from an API Gateway HTTP API event's JWT claims.
+
+    API Gateway's JWT authorizer (or the local server, which plays its part) verified
+    the token and put its claims in the request context. The body, the query and the
+    model never get a say.
+    """
+    context = raw_event.get("requestContext") or {}
+    authorizer = context.get("authorizer") or {}
+    claims = (authorizer.get("jwt") or {}).get("claims") or {}
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not subject:
+        raise Unauthorized("a valid bearer token is required")
+    try:
+        return rules.user_id(subject, "sub")
+    except InvalidField as exc:
+        raise Unauthorized("the token's subject is not a usable user id") from exc

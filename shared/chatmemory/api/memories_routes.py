@@ -1,0 +1,180 @@
+"""The user's controls (API.md "Memories"): parse, call a service, shape the response."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.event_handler.openapi.params import Path, Query
+from aws_lambda_powertools.event_handler.openapi.types import (
+    OpenAPIResponse,
+    OpenAPIResponseContentModel,
+    OpenAPIResponseContentSchema,
+)
+
+from chatmemory.api.identity import user_id_from_event
+from chatmemory.api.schemas import (
+    ErrorOut,
+    EventOut,
+    HistoryOut,
+    MemoryCorrection,
+    MemoryCreate,
+    MemoryOut,
+    MemoryPage,
+    NoticeOut,
+    NoticesOut,
+    PersonaName,
+    SettingsOut,
+    SettingsUpdate,
+    StatusFilter,
+    UndoOut,
+)
+from chatmemory.api.telemetry import count
+from chatmemory.config import container
+from chatmemory.domain import rules
+from chatmemory.domain.memory import Status
+from chatmemory.services.memories import NewMemory
+
+router = Router()
+
+MemoryId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
+NoticeId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
+_ERROR_CONTENT: dict[str, OpenAPIResponseContentSchema | OpenAPIResponseContentModel] = {
+    "application/json": {"model": ErrorOut}
+}
+_ERRORS: dict[int, OpenAPIResponse] = {
+    400: {
+        "description": "Invalid request (the message names the field)",
+        "content": _ERROR_CONTENT,
+    },
+    401: {"description": "Missing, expired or bad token", "content": _ERROR_CONTENT},
+    404: {"description": "No such object for this user", "content": _ERROR_CONTENT},
+    409: {"description": "Conflicts with the current state", "content": _ERROR_CONTENT},
+    413: {"description": "Body larger than 64 KiB", "content": _ERROR_CONTENT},
+}
+_TAGS = ["memories"]
+
+
+def _user() -> str:
+    return user_id_from_event(router.current_event.raw_event)
+
+
+def _no_content() -> Response[str]:
+    return Response(status_code=204, content_type=content_types.APPLICATION_JSON, body="")
+
+
+@router.get("/v1/memories", summary="List your memories", tags=_TAGS, responses=_ERRORS)
+def list_memories(
+    persona: Annotated[PersonaName | None, Query()] = None,
+    status: Annotated[StatusFilter, Query()] = StatusFilter.ACTIVE,
+    limit: Annotated[int, Query(ge=1, le=100)] = 50,
+    next: Annotated[str | None, Query(max_length=2048)] = None,
+) -> MemoryPage:
+    page = container().memories.list_memories(
+        _user(),
+        status=None if status is StatusFilter.ALL else Status(status.value),
+        persona=persona,
+        limit=limit,
+        cursor=next,
+    )
+    return MemoryPage(memories=[MemoryOut.of(m) for m in page.items], next=page.next_cursor)
+
+
+@router.post("/v1/memories", summary="Remember something you state", tags=_TAGS, responses=_ERRORS)
+def create_memory(body: MemoryCreate) -> tuple[MemoryOut, int]:
+    created = container().memories.create(
+        _user(),
+        NewMemory(
+            text=body.text,
+            category=body.category or rules.DEFAULT_CATEGORY,
+            persona=body.persona or rules.DEFAULT_PERSONA,
+            valid_until=body.valid_until,
+        ),
+    )
+    if created.created:
+        count("MemoryCreated")
+    return MemoryOut.of(created.memory), 201
+
+
+@router.delete("/v1/memories", summary="Forget everything", tags=_TAGS, responses=_ERRORS)
+def forget_everything() -> Response[str]:
+    forgotten = container().memories.forget_everything(_user())
+    count("ForgetEverything")
+    count("MemoryDeleted", forgotten)
+    return _no_content()
+
+
+@router.get("/v1/memories/<memory_id>", summary="One memory", tags=_TAGS, responses=_ERRORS)
+def get_memory(memory_id: MemoryId) -> MemoryOut:
+    return MemoryOut.of(container().memories.get(_user(), memory_id))
+
+
+@router.patch(
+    "/v1/memories/<memory_id>",
+    summary="Correct a memory (the old version is kept as history)",
+    tags=_TAGS,
+    responses=_ERRORS,
+)
+def correct_memory(memory_id: MemoryId, body: MemoryCorrection) -> MemoryOut:
+    corrected = container().memories.correct(
+        _user(), memory_id, text=body.text, category=body.category, valid_until=body.valid_until
+    )
+    count("MemoryCorrected")
+    return MemoryOut.of(corrected)
+
+
+@router.delete("/v1/memories/<memory_id>", summary="Delete a memory", tags=_TAGS, responses=_ERRORS)
+def delete_memory(memory_id: MemoryId) -> Response[str]:
+    container().memories.delete(_user(), memory_id)
+    count("MemoryDeleted")
+    return _no_content()
+
+
+@router.get(
+    "/v1/memories/<memory_id>/history",
+    summary="What happened to a memory",
+    tags=_TAGS,
+    responses=_ERRORS,
+)
+def memory_history(memory_id: MemoryId) -> HistoryOut:
+    events = container().memories.history(_user(), memory_id)
+    return HistoryOut(events=[EventOut.of(event) for event in events])
+
+
+@router.get(
+    "/v1/memory/settings", summary="Your memory settings", tags=["settings"], responses=_ERRORS
+)
+def get_settings() -> SettingsOut:
+    return SettingsOut.of(container().memory_settings.get(_user()))
+
+
+@router.put(
+    "/v1/memory/settings",
+    summary="Switch memory on or off; set your note",
+    tags=["settings"],
+    responses=_ERRORS,
+)
+def put_settings(body: SettingsUpdate) -> SettingsOut:
+    updated = container().memory_settings.update(_user(), enabled=body.enabled, note=body.note)
+    return SettingsOut.of(updated)
+
+
+@router.get(
+    "/v1/notices", summary="Memories noted in the background", tags=["notices"], responses=_ERRORS
+)
+def list_notices() -> NoticesOut:
+    notices = container().notices.pending(_user())
+    return NoticesOut(notices=[NoticeOut.of(notice) for notice in notices])
+
+
+@router.post(
+    "/v1/notices/<notice_id>/undo",
+    summary="Undo a notice: delete what it announced",
+    tags=["notices"],
+    responses=_ERRORS,
+)
+def undo_notice(notice_id: NoticeId) -> UndoOut:
+    deleted = container().notices.undo(_user(), notice_id)
+    count("MemoryDeleted", len(deleted))
+    return UndoOut(notice_id=notice_id, deleted=deleted)

@@ -1,0 +1,33 @@
+"""The OpenAPI document of the whole v1 API, whichever function serves it."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
+
+import chatmemory
+from chatmemory.api import memories_routes, system_routes
+
+TITLE = "chatmemory"
+DESCRIPTION = (
+    "A memory service for chat assistants and personas. Every route but /v1/health and "
+    "/v1/openapi.json needs `Authorization: Bearer <JWT>`; the user id is the token's `sub`."
+)
+
+
+@cache
+def openapi_json() -> str:
+    """Built once per process from every router, so it always matches the code."""
+    app = APIGatewayHttpResolver(enable_validation=True)
+    for router in (system_routes.router, memories_routes.router):
+        app.include_router(router)
+    return app.get_openapi_json_schema(
+        title=TITLE,
+        version=chatmemory.__version__,
+        description=DESCRIPTION,
+        servers=[Server(url="/")],
+        security_schemes={"bearerAuth": HTTPBearer(bearerFormat="JWT")},
+        security=[{"bearerAuth": []}],
+    )

@@ -1,0 +1,53 @@
+"""Builds the HTTP API resolver every function uses, and the entry point that guards it."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+from collections.abc import Mapping
+from http import HTTPStatus
+from typing import Any
+
+from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
+from aws_lambda_powertools.event_handler.api_gateway import Router
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from chatmemory.api.errors import MAX_BODY_BYTES, error_response, register_error_handlers
+
+
+def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
+    """A resolver with request validation, our error shapes, and the given routes."""
+    app = APIGatewayHttpResolver(enable_validation=True)
+    for router in routers:
+        app.include_router(router)
+    register_error_handlers(app)
+    return app
+
+
+def body_size(raw_event: Mapping[str, Any]) -> int:
+    body = raw_event.get("body") or ""
+    if raw_event.get("isBase64Encoded"):
+        try:
+            return len(base64.b64decode(body, validate=False))
+        except (binascii.Error, ValueError):
+            return len(body)
+    return len(body.encode("utf-8")) if isinstance(body, str) else len(body)
+
+
+def resolve(
+    app: APIGatewayHttpResolver, raw_event: Mapping[str, Any], context: LambdaContext
+) -> dict[str, Any]:
+    """Answer one API Gateway event; an oversized body is refused before anything parses it."""
+    if body_size(raw_event) > MAX_BODY_BYTES:
+        response = error_response(
+            HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+            "payload_too_large",
+            f"the request body is larger than {MAX_BODY_BYTES // 1024} KiB",
+        )
+        return {
+            "statusCode": response.status_code,
+            "headers": {"Content-Type": "application/json"},
+            "body": response.body,
+            "isBase64Encoded": False,
+        }
+    return app.resolve(dict(raw_event), context)

@@ -1,0 +1,197 @@
+"""Request and response models of the HTTP contract (API.md), validated by pydantic."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from enum import StrEnum
+from typing import Annotated
+
+from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool
+
+from chatmemory.domain import rules
+from chatmemory.domain.events import MemoryEvent
+from chatmemory.domain.memory import Memory
+from chatmemory.domain.memory_settings import MemorySettings
+from chatmemory.domain.time import to_api
+from chatmemory.services.notices import NoticeView
+
+PersonaName = Annotated[
+    str, Field(min_length=1, max_length=rules.PERSONA_MAX, pattern=r"^[a-z0-9][a-z0-9_-]*$")
+]
+CategoryName = Annotated[
+    str, Field(min_length=1, max_length=rules.CATEGORY_MAX, pattern=r"^[a-z][a-z0-9_]*$")
+]
+MemoryText = Annotated[str, Field(min_length=1, max_length=rules.MEMORY_TEXT_MAX)]
+RECOMMENDED_CATEGORIES = (
+    "diet, location, work, education, family, pets, health, hobbies, language, travel, "
+    "preferences, relationships, goals, general"
+)
+
+
+class _Body(BaseModel):
+    model_config = ConfigDict(extra="forbid", str_strip_whitespace=False)
+
+
+# ---- requests ----------------------------------------------------------------------------
+
+
+class MemoryCreate(_Body):
+    text: MemoryText = Field(description="One standalone sentence, 1..500 characters.")
+    category: CategoryName | None = Field(
+        default=None, description=f"snake_case, ≤ 40 chars. Recommended: {RECOMMENDED_CATEGORIES}."
+    )
+    persona: PersonaName | None = Field(default=None, description='Default "assistant".')
+    valid_until: AwareDatetime | None = Field(
+        default=None, description="When this stops being true (shelf life), ISO-8601 UTC."
+    )
+
+
+class MemoryCorrection(_Body):
+    text: MemoryText
+    category: CategoryName | None = None
+    valid_until: AwareDatetime | None = None
+
+
+class SettingsUpdate(_Body):
+    enabled: StrictBool | None = Field(
+        default=None, description="false stops memory reads and writes at once."
+    )
+    note: Annotated[str, Field(max_length=rules.NOTE_MAX)] | None = Field(
+        default=None, description="What every persona should know about you, ≤ 400 chars."
+    )
+
+
+class StatusFilter(StrEnum):
+    ACTIVE = "active"
+    SUPERSEDED = "superseded"
+    CLOSED = "closed"
+    ALL = "all"
+
+
+# ---- responses ---------------------------------------------------------------------------
+
+
+class MemoryOut(BaseModel):
+    memory_id: str
+    text: str
+    category: str
+    kind: str
+    persona: str
+    stated_by: str
+    source_message_id: str | None
+    created_at: str
+    updated_at: str
+    valid_from: str | None
+    valid_until: str | None
+    status: str
+    valid_to: str | None = None
+    supersedes: str | None = None
+    closed_by: str | None = None
+    importance: int
+    evidence: list[str]
+    last_used_at: str | None = None
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryOut:
+        return cls(
+            memory_id=memory.memory_id,
+            text=memory.text,
+            category=memory.category,
+            kind=memory.kind.value,
+            persona=memory.persona,
+            stated_by=memory.stated_by.value,
+            source_message_id=memory.source_message_id,
+            created_at=to_api(memory.created_at),
+            updated_at=to_api(memory.updated_at),
+            valid_from=_opt(memory.valid_from),
+            valid_until=_opt(memory.valid_until),
+            status=memory.status.value,
+            valid_to=_opt(memory.valid_to),
+            supersedes=memory.supersedes,
+            closed_by=memory.closed_by,
+            importance=memory.importance,
+            evidence=list(memory.evidence),
+            last_used_at=_opt(memory.last_used_at),
+        )
+
+
+class MemoryPage(BaseModel):
+    memories: list[MemoryOut]
+    next: str | None
+
+
+class EventOut(BaseModel):
+    op: str
+    actor: str
+    at: str
+    memory_id: str
+    related_id: str | None = None
+
+    @classmethod
+    def of(cls, event: MemoryEvent) -> EventOut:
+        return cls(
+            op=event.op.value,
+            actor=event.actor.value,
+            at=to_api(event.at),
+            memory_id=event.memory_id,
+            related_id=event.related_id,
+        )
+
+
+class HistoryOut(BaseModel):
+    events: list[EventOut]
+
+
+class SettingsOut(BaseModel):
+    enabled: bool
+    note: str
+
+    @classmethod
+    def of(cls, settings: MemorySettings) -> SettingsOut:
+        return cls(enabled=settings.enabled, note=settings.note)
+
+
+class NoticeOut(BaseModel):
+    notice_id: str
+    text: str
+    memory_ids: list[str]
+    created_at: str
+    persona: str
+    conversation_id: str | None
+
+    @classmethod
+    def of(cls, notice: NoticeView) -> NoticeOut:
+        return cls(
+            notice_id=notice.notice_id,
+            text=notice.text,
+            memory_ids=list(notice.memory_ids),
+            created_at=to_api(notice.created_at),
+            persona=notice.persona,
+            conversation_id=notice.conversation_id,
+        )
+
+
+class NoticesOut(BaseModel):
+    notices: list[NoticeOut]
+
+
+class UndoOut(BaseModel):
+    notice_id: str
+    deleted: list[str]
+
+
+class HealthOut(BaseModel):
+    status: str
+
+
+class ErrorBody(BaseModel):
+    code: str
+    message: str
+
+
+class ErrorOut(BaseModel):
+    error: ErrorBody
+
+
+def _opt(value: datetime | None) -> str | None:
+    return None if value is None else to_api(value)

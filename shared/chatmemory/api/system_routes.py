@@ -1,0 +1,24 @@
+"""Unauthenticated routes: health, and the OpenAPI document of the whole API."""
+
+from __future__ import annotations
+
+from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler.api_gateway import Router
+
+from chatmemory.api.schemas import HealthOut
+
+router = Router()
+
+
+@router.get("/v1/health", summary="Liveness", tags=["system"], security=[])
+def health() -> HealthOut:
+    return HealthOut(status="ok")
+
+
+@router.get("/v1/openapi.json", summary="This API's OpenAPI document", tags=["system"], security=[])
+def openapi_document() -> Response[str]:
+    from chatmemory.api.openapi import openapi_json  # noqa: PLC0415 - builds every router
+
+    return Response(
+        status_code=200, content_type=content_types.APPLICATION_JSON, body=openapi_json()
+    )

@@ -1,0 +1,134 @@
+"""The ONE place that reads the environment and chooses adapters.
+
+Everything else receives its collaborators; nothing else reads `os.environ`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Literal
+
+from chatmemory.adapters.clock import SystemClock
+from chatmemory.domain.errors import InvalidField
+from chatmemory.ports import Clock, Store
+from chatmemory.services.memories import MemoryService
+from chatmemory.services.memory_settings import SettingsService
+from chatmemory.services.notices import NoticeService
+
+StoreKind = Literal["sqlite", "dynamodb"]
+SQLITE_FILE = "chatmemory.sqlite3"
+
+
+def default_state_dir(environ: Mapping[str, str]) -> Path:
+    """`$XDG_STATE_HOME/chatmemory`, else `~/.local/state/chatmemory`."""
+    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "chatmemory"
+
+
+def _package_project_root() -> Path:
+    """The source checkout this package runs from (shared/chatmemory/ → the repo root)."""
+    return Path(__file__).resolve().parents[2]
+
+
+def quiet_local_runtime() -> None:
+    """Locally there is no CloudWatch: keep powertools from printing metric blobs."""
+    os.environ.setdefault("POWERTOOLS_METRICS_DISABLED", "true")
+    os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    """Typed configuration, read once."""
+
+    store: StoreKind = "sqlite"
+    state_dir: Path = field(default_factory=lambda: default_state_dir(os.environ))
+    table_name: str | None = None
+    region: str | None = None
+    dynamodb_endpoint: str | None = None
+    local_token_secret: str | None = None
+    project_root: Path = field(default_factory=_package_project_root)
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        env = os.environ if environ is None else environ
+        store = env.get("CHATMEMORY_STORE", "sqlite")
+        if store not in ("sqlite", "dynamodb"):
+            raise InvalidField("CHATMEMORY_STORE", "must be sqlite or dynamodb")
+        state_dir = env.get("CHATMEMORY_STATE_DIR")
+        settings = cls(
+            store=store,  # type: ignore[arg-type]  # checked just above
+            state_dir=Path(state_dir).expanduser() if state_dir else default_state_dir(env),
+            table_name=env.get("CHATMEMORY_TABLE_NAME"),
+            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"),
+            dynamodb_endpoint=env.get("CHATMEMORY_DYNAMODB_ENDPOINT"),
+            local_token_secret=env.get("CHATMEMORY_LOCAL_SECRET"),
+            project_root=Path(env["CHATMEMORY_PROJECT_ROOT"]).expanduser()
+            if env.get("CHATMEMORY_PROJECT_ROOT")
+            else _package_project_root(),
+        )
+        if settings.store == "dynamodb" and not (settings.table_name and settings.region):
+            raise InvalidField(
+                "CHATMEMORY_TABLE_NAME", "the dynamodb store needs a table name and AWS_REGION"
+            )
+        return settings
+
+    @property
+    def sqlite_path(self) -> Path:
+        return self.state_dir / SQLITE_FILE
+
+
+class Container:
+    """Builds each collaborator on first use, once per process (a Lambda cold start)."""
+
+    def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
+        self.settings = settings
+        self.clock: Clock = clock or SystemClock()
+
+    @cached_property
+    def store(self) -> Store:
+        if self.settings.store == "dynamodb":
+            from chatmemory.adapters.dynamodb_store import DynamoDbStore  # noqa: PLC0415
+
+            assert self.settings.table_name and self.settings.region  # checked in from_env
+            return DynamoDbStore(
+                table_name=self.settings.table_name,
+                region=self.settings.region,
+                clock=self.clock,
+                host=self.settings.dynamodb_endpoint,
+            )
+        from chatmemory.adapters.sqlite_store import SqliteStore  # noqa: PLC0415
+
+        return SqliteStore(self.settings.sqlite_path, clock=self.clock)
+
+    @cached_property
+    def memories(self) -> MemoryService:
+        return MemoryService(self.store, self.clock)
+
+    @cached_property
+    def memory_settings(self) -> SettingsService:
+        return SettingsService(self.store, self.clock)
+
+    @cached_property
+    def notices(self) -> NoticeService:
+        return NoticeService(self.store, self.clock, self.memories)
+
+
+_current: Container | None = None
+
+
+def container() -> Container:
+    """The process-wide container, built from the environment on first use."""
+    global _current  # noqa: PLW0603 - one container per process is the point
+    if _current is None:
+        _current = Container(Settings.from_env())
+    return _current
+
+
+def use_container(replacement: Container | None) -> None:
+    """Install a container (the local server, tests); None goes back to the environment's."""
+    global _current  # noqa: PLW0603
+    _current = replacement

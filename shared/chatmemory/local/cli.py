@@ -1,0 +1,91 @@
+"""`chatmemory serve | token` — the local developer's entry points."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import logging
+import sys
+from collections.abc import Sequence
+from datetime import timedelta
+from pathlib import Path
+
+from chatmemory.adapters.clock import SystemClock
+from chatmemory.config import Container, Settings, quiet_local_runtime, use_container
+from chatmemory.domain.errors import InvalidField
+from chatmemory.local.server import LocalGateway, LocalServer
+from chatmemory.local.tokens import LocalTokens, load_or_create_secret
+
+
+def _settings(state_dir: str | None) -> Settings:
+    settings = Settings.from_env()
+    if state_dir:
+        settings = dataclasses.replace(settings, state_dir=Path(state_dir).expanduser())
+    return settings
+
+
+def _tokens(settings: Settings) -> LocalTokens:
+    return LocalTokens(load_or_create_secret(settings.state_dir, settings.local_token_secret))
+
+
+def serve(args: argparse.Namespace) -> int:
+    settings = _settings(args.state_dir)
+    quiet_local_runtime()
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
+    container = Container(settings, SystemClock())
+    use_container(container)
+    gateway = LocalGateway(settings.project_root, _tokens(settings))
+    server = LocalServer(args.host, args.port, gateway)
+    print(
+        f"chatmemory is listening on {server.url}\n"
+        f"  state folder : {settings.state_dir} (store: {settings.store})\n"
+        f"  get a token  : chatmemory token <user-id> --state-dir {settings.state_dir}\n"
+        f"  try          : curl {server.url}/v1/health",
+        flush=True,
+    )
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        print("\nstopped", flush=True)
+    return 0
+
+
+def token(args: argparse.Namespace) -> int:
+    settings = _settings(args.state_dir)
+    try:
+        minted = _tokens(settings).issue(
+            args.user_id, SystemClock().now(), ttl=timedelta(hours=args.hours)
+        )
+    except InvalidField as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    print(minted)
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="chatmemory", description=__doc__)
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    serve_cmd = commands.add_parser("serve", help="start the local server (embedded defaults)")
+    serve_cmd.add_argument("--host", default="127.0.0.1")
+    serve_cmd.add_argument("--port", type=int, default=3000)
+    serve_cmd.add_argument("--state-dir", help="folder for the SQLite file and the local secret")
+    serve_cmd.set_defaults(run=serve)
+
+    token_cmd = commands.add_parser("token", help="print a bearer token for a user")
+    token_cmd.add_argument("user_id")
+    token_cmd.add_argument("--state-dir", help="the state folder the server uses")
+    token_cmd.add_argument("--hours", type=float, default=24 * 7, help="lifetime (default 7 days)")
+    token_cmd.set_defaults(run=token)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    status: int = args.run(args)
+    return status
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,255 @@
+"""The local server: our `sam local start-api`, without Docker.
+
+Each HTTP request becomes the API Gateway HTTP API event that AWS would build; the
+server verifies the bearer token where template.yaml puts the JWT authorizer, invokes
+the very handler the Lambda runs, and writes its response back.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import sys
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+from urllib.parse import urlsplit
+
+from chatmemory.api.errors import MAX_BODY_BYTES
+from chatmemory.local.gateway_events import build_event, parse_response
+from chatmemory.local.sam_template import HttpRoute, http_routes, load_template, match_route
+from chatmemory.local.tokens import InvalidToken, LocalTokens
+
+# Not under "chatmemory": powertools owns that logger name and would echo these as JSON.
+log = logging.getLogger("local-server")
+
+Handler = Callable[[dict[str, Any], Any], dict[str, Any]]
+
+
+@dataclass
+class LocalLambdaContext:
+    """The parts of a Lambda context that handlers and powertools read."""
+
+    function_name: str
+    memory_limit_in_mb: int = 512
+    function_version: str = "$LATEST"
+    aws_request_id: str = field(default_factory=lambda: str(uuid.uuid4()))
+    log_group_name: str = "/local"
+    log_stream_name: str = "local"
+    deadline: float = field(default_factory=lambda: time.monotonic() + 29)
+
+    @property
+    def invoked_function_arn(self) -> str:
+        return f"arn:aws:lambda:local:000000000000:function:{self.function_name}"
+
+    def get_remaining_time_in_millis(self) -> int:
+        return max(0, int((self.deadline - time.monotonic()) * 1000))
+
+
+class FunctionHost:
+    """Loads each function's app.py once, as Lambda would on a cold start."""
+
+    def __init__(self, project_root: Path) -> None:
+        self._root = project_root
+        self._handlers: dict[str, Handler] = {}
+        self._lock = threading.Lock()
+
+    def handler_for(self, route: HttpRoute) -> Handler:
+        with self._lock:
+            if route.function not in self._handlers:
+                module_name, attribute = route.handler.rsplit(".", 1)
+                source = self._root / route.code_uri / f"{module_name}.py"
+                module = _load_module(f"chatmemory_function_{route.function}", source)
+                self._handlers[route.function] = getattr(module, attribute)
+            return self._handlers[route.function]
+
+
+def _load_module(name: str, source: Path) -> ModuleType:
+    spec = importlib.util.spec_from_file_location(name, source)
+    if spec is None or spec.loader is None:
+        raise FileNotFoundError(f"cannot load {source}")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class LocalGateway:
+    """What API Gateway does for one request: route, authorize, invoke, respond."""
+
+    def __init__(self, project_root: Path, tokens: LocalTokens) -> None:
+        self.routes = http_routes(load_template(project_root / "template.yaml"))
+        self.functions = FunctionHost(project_root)
+        self.tokens = tokens
+
+    def authorize(self, route: HttpRoute, authorization: str | None) -> dict[str, Any] | None:
+        """The token's claims; None if the route needs no token. InvalidToken if it is bad."""
+        if not route.authorized:
+            return None
+        if not authorization or not authorization.startswith("Bearer "):
+            raise InvalidToken("MissingToken")
+        return self.tokens.verify(authorization.removeprefix("Bearer ").strip())
+
+
+class _RequestHandler(BaseHTTPRequestHandler):
+    server_version = "chatmemory-local"
+    protocol_version = "HTTP/1.1"
+    gateway: LocalGateway  # set on the subclass the server builds
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def do_PUT(self) -> None:
+        self._handle()
+
+    def do_PATCH(self) -> None:
+        self._handle()
+
+    def do_DELETE(self) -> None:
+        self._handle()
+
+    def do_OPTIONS(self) -> None:
+        self._handle()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silenced: one line per request is logged in `_handle`, without query strings."""
+
+    def _handle(self) -> None:
+        started = time.perf_counter()
+        split = urlsplit(self.path)
+        status = HTTPStatus.INTERNAL_SERVER_ERROR.value
+        try:
+            status = self._dispatch(split.path, split.query)
+        finally:
+            elapsed_ms = (time.perf_counter() - started) * 1000
+            # Method, path, status and time only: never bodies, queries or tokens.
+            log.info("%s %s %d %.1fms", self.command, split.path, status, elapsed_ms)
+
+    def _dispatch(self, path: str, query: str) -> int:
+        body = self._read_body()
+        if isinstance(body, int):
+            return body
+        route = match_route(self.gateway.routes, self.command, path)
+        if route is None:
+            return self._error(HTTPStatus.NOT_FOUND, "not_found", "no such route")
+        try:
+            claims = self.gateway.authorize(route, self.headers.get("Authorization"))
+        except InvalidToken:
+            return self._error(
+                HTTPStatus.UNAUTHORIZED,
+                "unauthorized",
+                "a valid bearer token is required",
+                {"WWW-Authenticate": "Bearer"},
+            )
+        event = build_event(
+            method=self.command,
+            raw_path=path,
+            raw_query=query,
+            headers=dict(self.headers.items()),
+            body=body,
+            route_key=f"{route.method} {route.path}",
+            claims=claims,
+            source_ip=self.client_address[0],
+        )
+        return self._invoke(route, event)
+
+    def _read_body(self) -> bytes | int:
+        """The request body, or the status of the error already sent instead."""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            return self._error(HTTPStatus.LENGTH_REQUIRED, "length_required", "send Content-Length")
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            return self._error(HTTPStatus.BAD_REQUEST, "validation_error", "bad Content-Length")
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True  # the body is never read
+            return self._error(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                "payload_too_large",
+                f"the request body is larger than {MAX_BODY_BYTES // 1024} KiB",
+            )
+        return self.rfile.read(length) if length else b""
+
+    def _invoke(self, route: HttpRoute, event: dict[str, Any]) -> int:
+        try:
+            handler = self.gateway.functions.handler_for(route)
+            result = handler(event, LocalLambdaContext(function_name=route.function))
+        except Exception as exc:  # a crash in the function is a 500, as in Lambda
+            log.error("function %s failed: %s", route.function, type(exc).__name__)
+            return self._error(
+                HTTPStatus.INTERNAL_SERVER_ERROR,
+                "internal_error",
+                "something went wrong on our side; the request was not applied",
+            )
+        response = parse_response(result)
+        self._write(response.status, response.headers, response.body)
+        return response.status
+
+    def _error(
+        self,
+        status: HTTPStatus,
+        code: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+    ) -> int:
+        body = json.dumps({"error": {"code": code, "message": message}}).encode()
+        self._write(status.value, {"Content-Type": "application/json", **(headers or {})}, body)
+        return status.value
+
+    def _write(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self.send_response(status)
+        for name, value in headers.items():
+            if name.lower() not in ("content-length", "connection"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+class LocalServer:
+    """A threaded HTTP server in front of the functions, on one host and port."""
+
+    def __init__(self, host: str, port: int, gateway: LocalGateway) -> None:
+        handler = type("BoundHandler", (_RequestHandler,), {"gateway": gateway})
+        self._httpd = ThreadingHTTPServer((host, port), handler)
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        host = str(self._httpd.server_address[0])
+        return f"http://{host}:{self.port}"
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.2)
+
+    def start(self) -> None:
+        """Serve from a background thread (tests, and the CLI's own foreground loop)."""
+        self._thread = threading.Thread(
+            target=self.serve_forever, name="chatmemory-http", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)

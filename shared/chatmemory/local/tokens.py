@@ -1,0 +1,71 @@
+"""Local bearer tokens: HS256, signed with a secret kept in the state folder.
+
+In AWS the HTTP API's JWT authorizer verifies tokens from the real identity provider;
+locally the dev server plays that part with these.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+import jwt
+
+from chatmemory.domain import rules
+
+ISSUER = "chatmemory-local"
+AUDIENCE = "chatmemory"
+SECRET_FILE = "local-signing-secret"  # noqa: S105 - a file name, not a secret
+DEFAULT_TTL = timedelta(days=7)
+
+
+class InvalidToken(Exception):
+    """The token is missing, malformed, tampered with, expired or lacks a subject."""
+
+
+def load_or_create_secret(state_dir: Path, configured: str | None = None) -> str:
+    """The configured secret, else the state folder's, created (0600) on first use."""
+    if configured:
+        return configured
+    path = state_dir / SECRET_FILE
+    if path.exists():
+        return path.read_text(encoding="utf-8").strip()
+    state_dir.mkdir(parents=True, exist_ok=True)
+    secret = secrets.token_urlsafe(48)
+    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
+        handle.write(secret)
+    return secret
+
+
+class LocalTokens:
+    def __init__(self, secret: str) -> None:
+        if len(secret) < 32:
+            raise ValueError("the local signing secret must be at least 32 characters")
+        self._secret = secret
+
+    def issue(self, user_id: str, now: datetime, ttl: timedelta = DEFAULT_TTL) -> str:
+        rules.user_id(user_id)
+        claims = {"sub": user_id, "iss": ISSUER, "aud": AUDIENCE, "iat": now, "exp": now + ttl}
+        return jwt.encode(claims, self._secret, algorithm="HS256")
+
+    def verify(self, token: str) -> dict[str, Any]:
+        """The claims of a valid token; InvalidToken otherwise (alg must be HS256)."""
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                self._secret,
+                algorithms=["HS256"],
+                audience=AUDIENCE,
+                issuer=ISSUER,
+                options={"require": ["sub", "exp", "iss", "aud"]},
+            )
+        except jwt.PyJWTError as exc:
+            raise InvalidToken(type(exc).__name__) from exc
+        subject = claims.get("sub")
+        if not isinstance(subject, str) or not subject:
+            raise InvalidToken("MissingSubject")
+        return claims

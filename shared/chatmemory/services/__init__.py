@@ -1,0 +1,1 @@
+"""Use cases: what the functions call. Services speak to ports, never to adapters."""

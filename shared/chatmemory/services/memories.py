@@ -1,0 +1,308 @@
+"""The user's controls over what is remembered: see, add, correct, delete, forget everything."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from chatmemory.domain import rules
+from chatmemory.domain.errors import (
+    ConcurrentChange,
+    InvalidField,
+    MemoryDisabled,
+    MemoryNotFound,
+)
+from chatmemory.domain.events import Actor, MemoryEvent, Op
+from chatmemory.domain.ids import (
+    memory_id_for,
+    new_event_id,
+    new_memory_id,
+    normalise_for_identity,
+    parse_message_id,
+)
+from chatmemory.domain.memory import Memory, StatedBy, Status
+from chatmemory.domain.secrets import refuse_secrets
+from chatmemory.domain.tombstone import Tombstone
+from chatmemory.ports import MAX_PAGE, Clock, MemoryQuery, Page, Store
+
+# How many deterministic ids to try before giving up on determinism for this belief.
+_MAX_ID_GENERATIONS = 20
+# Tombstones are written in batches during "forget everything".
+_TOMBSTONE_BATCH = 25
+
+
+@dataclass(frozen=True, slots=True)
+class NewMemory:
+    """What a user (or the model, on their behalf) asks to remember."""
+
+    text: str
+    category: str = rules.DEFAULT_CATEGORY
+    persona: str = rules.DEFAULT_PERSONA
+    valid_until: datetime | None = None
+    key: str | None = None
+    source_message_id: str | None = None
+    room_id: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Created:
+    memory: Memory
+    created: bool  # False when the same belief was already active (an idempotent replay)
+
+
+class MemoryService:
+    """Writes every change with its memory event, and refuses secrets before anything else."""
+
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    # ---- reads ----------------------------------------------------------------------
+
+    def list_memories(
+        self,
+        user_id: str,
+        *,
+        status: Status | None = Status.ACTIVE,
+        persona: str | None = None,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Memory]:
+        rules.int_range("limit", limit, 1, MAX_PAGE)
+        if persona is not None:
+            rules.persona(persona)
+        query = MemoryQuery(status=status, persona=persona)
+        return self._store.list_memories(user_id, query, limit=limit, cursor=cursor)
+
+    def get(self, user_id: str, memory_id: str) -> Memory:
+        memory = self._store.get_memory(user_id, memory_id)
+        if memory is None:
+            raise MemoryNotFound(memory_id)
+        return memory
+
+    def history(self, user_id: str, memory_id: str) -> list[MemoryEvent]:
+        """Events of this memory and of the versions it superseded, oldest first.
+
+        Events hold ids and times only, so a deleted memory's history may still be shown;
+        an id this user never had is not found.
+        """
+        events = list(self._store.list_events(user_id, memory_id))
+        memory = self._store.get_memory(user_id, memory_id)
+        if memory is None and not events:
+            raise MemoryNotFound(memory_id)
+        seen = {memory_id}
+        ancestor = memory.supersedes if memory else None
+        while ancestor and ancestor not in seen:
+            seen.add(ancestor)
+            events.extend(self._store.list_events(user_id, ancestor))
+            older = self._store.get_memory(user_id, ancestor)
+            ancestor = older.supersedes if older else None
+        return sorted(events, key=lambda event: (event.at, event.event_id))
+
+    # ---- writes ---------------------------------------------------------------------
+
+    def create(self, user_id: str, new: NewMemory, *, actor: Actor = Actor.USER) -> Created:
+        """Store a user-stated memory; the same belief stated again returns the first one."""
+        self._require_enabled(user_id, new.persona)
+        refuse_secrets("text", new.text)
+        now = self._clock.now()
+        if new.valid_until is not None and new.valid_until <= now:
+            raise InvalidField("valid_until", "must be in the future")
+        identity = f"stated:{normalise_for_identity(new.text)}"
+        for generation in range(_MAX_ID_GENERATIONS):
+            memory_id = memory_id_for(user_id, new.persona, identity, generation)
+            if self._store.get_tombstone(user_id, memory_id) is not None:
+                continue  # an id is never reused after a delete
+            existing = self._store.get_memory(user_id, memory_id)
+            if existing is not None and existing.status is Status.ACTIVE:
+                return Created(existing, created=False)
+            memory = self._build(user_id, memory_id, new, now)
+            if self._store.add_memory(memory, [self._event(memory, Op.ADD, actor, now)]):
+                return Created(memory, created=True)
+        memory = self._build(user_id, new_memory_id(), new, now)
+        self._store.add_memory(memory, [self._event(memory, Op.ADD, actor, now)])
+        return Created(memory, created=True)
+
+    def correct(
+        self,
+        user_id: str,
+        memory_id: str,
+        *,
+        text: str,
+        category: str | None = None,
+        valid_until: datetime | None = None,
+        actor: Actor = Actor.USER,
+    ) -> Memory:
+        """Supersede the memory with the corrected one; the old version stays as history."""
+        current = self.get(user_id, memory_id)
+        self._require_enabled(user_id, current.persona)
+        if current.status is not Status.ACTIVE:
+            raise ConcurrentChange(
+                f"only active memories can be corrected; this one is {current.status}"
+            )
+        refuse_secrets("text", text)
+        now = self._clock.now()
+        if valid_until is not None and valid_until <= now:
+            raise InvalidField("valid_until", "must be in the future")
+        unchanged = (
+            text == current.text
+            and (category is None or category == current.category)
+            and (valid_until is None or valid_until == current.valid_until)
+        )
+        if unchanged:
+            return current
+        corrected = Memory(
+            user_id=user_id,
+            memory_id=new_memory_id(),
+            text=text,
+            created_at=now,
+            updated_at=now,
+            persona=current.persona,
+            subject=current.subject,
+            witnessed=current.witnessed,
+            room_id=current.room_id,
+            kind=current.kind,
+            category=category or current.category,
+            key=current.key,
+            importance=current.importance,
+            stated_by=StatedBy.USER,  # the user said so: it now beats any inference
+            valid_from=current.valid_from,
+            valid_until=valid_until if valid_until is not None else current.valid_until,
+            supersedes=current.memory_id,
+            meta=current.meta,
+            embedding=None,
+        )
+        events = [
+            self._event(current, Op.UPDATE, actor, now, related=corrected.memory_id),
+            self._event(corrected, Op.ADD, actor, now, related=current.memory_id),
+        ]
+        self._store.supersede_memory(user_id, current.memory_id, corrected, events)
+        return corrected
+
+    def delete(self, user_id: str, memory_id: str, *, actor: Actor = Actor.USER) -> Tombstone:
+        """Tombstone the memory and its older versions: hidden from the very next read."""
+        target = self.get(user_id, memory_id)
+        versions = self._older_versions(user_id, target)
+        tombstone = self._tombstone_for(user_id, [target, *versions], actor)
+        event = self._event(target, Op.DELETE, actor, tombstone.deleted_at)
+        self._store.tombstone_memories(user_id, [tombstone], [event])
+        return tombstone
+
+    def delete_many(
+        self, user_id: str, memory_ids: Sequence[str], *, actor: Actor = Actor.USER
+    ) -> list[str]:
+        """Delete each memory still visible; returns the ids that were deleted."""
+        deleted = []
+        for memory_id in memory_ids:
+            try:
+                self.delete(user_id, memory_id, actor=actor)
+            except MemoryNotFound:
+                continue
+            deleted.append(memory_id)
+        return deleted
+
+    def forget_everything(self, user_id: str) -> int:
+        """Hide every memory and the profile in one write, then tombstone each row for the purge.
+
+        Returns how many memories were tombstoned.
+        """
+        now = self._clock.now()
+        everything = list(self._store.iter_memories(user_id, MemoryQuery(status=None)))
+        self._store.forget_everything(user_id, now)
+        batch: list[Tombstone] = []
+        events: list[MemoryEvent] = []
+        for memory in everything:
+            batch.append(self._tombstone_for(user_id, [memory], Actor.USER, at=now))
+            events.append(self._event(memory, Op.DELETE, Actor.USER, now))
+            if len(batch) == _TOMBSTONE_BATCH:
+                self._store.tombstone_memories(user_id, batch, events)
+                batch, events = [], []
+        if batch:
+            self._store.tombstone_memories(user_id, batch, events)
+        return len(everything)
+
+    # ---- helpers --------------------------------------------------------------------
+
+    def _require_enabled(self, user_id: str, persona: str) -> None:
+        if not self._store.get_settings(user_id).allows(persona):
+            raise MemoryDisabled(
+                "memory is switched off for this user or persona; "
+                "turn it on in /v1/memory/settings to save memories"
+            )
+
+    def _build(self, user_id: str, memory_id: str, new: NewMemory, now: datetime) -> Memory:
+        return Memory(
+            user_id=user_id,
+            memory_id=memory_id,
+            text=new.text,
+            created_at=now,
+            updated_at=now,
+            persona=new.persona,
+            category=new.category,
+            key=new.key,
+            stated_by=StatedBy.USER,
+            valid_until=new.valid_until,
+            source_message_id=new.source_message_id,
+            evidence=(new.source_message_id,) if new.source_message_id else (),
+            room_id=new.room_id,
+        )
+
+    def _older_versions(self, user_id: str, memory: Memory) -> list[Memory]:
+        older: list[Memory] = []
+        seen = {memory.memory_id}
+        current = memory
+        while current.supersedes and current.supersedes not in seen:
+            seen.add(current.supersedes)
+            previous = self._store.get_memory(user_id, current.supersedes)
+            if previous is None:
+                break
+            older.append(previous)
+            current = previous
+        return older
+
+    def _tombstone_for(
+        self,
+        user_id: str,
+        versions: Sequence[Memory],
+        actor: Actor,
+        at: datetime | None = None,
+    ) -> Tombstone:
+        """Everything the purge needs to find every copy: ids and places, never text."""
+        target = versions[0]
+        message_ids: list[str] = []
+        conversation_ids: list[str] = []
+        for version in versions:
+            for message_id in (version.source_message_id, *version.evidence):
+                if message_id and message_id not in message_ids:
+                    message_ids.append(message_id)
+            if version.room_id and version.room_id not in conversation_ids:
+                conversation_ids.append(version.room_id)
+        for message_id in message_ids:
+            parsed = parse_message_id(message_id)
+            if parsed and parsed[0] not in conversation_ids:
+                conversation_ids.append(parsed[0])
+        return Tombstone(
+            user_id=user_id,
+            memory_id=target.memory_id,
+            deleted_at=at or self._clock.now(),
+            actor=actor,
+            persona=target.persona,
+            versions=tuple(dict.fromkeys(v.memory_id for v in reversed(versions))),
+            source_message_ids=tuple(message_ids),
+            conversation_ids=tuple(conversation_ids),
+        )
+
+    @staticmethod
+    def _event(
+        memory: Memory, op: Op, actor: Actor, at: datetime, related: str | None = None
+    ) -> MemoryEvent:
+        return MemoryEvent(
+            user_id=memory.user_id,
+            memory_id=memory.memory_id,
+            event_id=new_event_id(),
+            op=op,
+            actor=actor,
+            at=at,
+            related_id=related,
+        )

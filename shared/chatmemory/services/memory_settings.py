@@ -1,0 +1,36 @@
+"""The user's switches: memory on or off, and the note every persona reads."""
+
+from __future__ import annotations
+
+import dataclasses
+
+from chatmemory.domain.memory_settings import MemorySettings
+from chatmemory.domain.secrets import refuse_secrets
+from chatmemory.ports import Clock, Store
+
+
+class SettingsService:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def get(self, user_id: str) -> MemorySettings:
+        return self._store.get_settings(user_id)
+
+    def update(
+        self, user_id: str, *, enabled: bool | None = None, note: str | None = None
+    ) -> MemorySettings:
+        """Change only what was sent. `enabled=False` takes effect on the very next request."""
+        current = self._store.get_settings(user_id)
+        if enabled is None and note is None:
+            return current
+        if note is not None:
+            refuse_secrets("note", note)  # the note goes into every prompt
+        changed = dataclasses.replace(
+            current,
+            enabled=current.enabled if enabled is None else enabled,
+            note=current.note if note is None else note,
+            updated_at=self._clock.now(),
+        )
+        self._store.put_settings(changed)
+        return changed

@@ -1,0 +1,70 @@
+"""Notices ("noted: … · undo") for memories written in the background."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from chatmemory.domain.errors import NoticeNotFound
+from chatmemory.domain.events import Actor
+from chatmemory.ports import Clock, Store
+from chatmemory.services.memories import MemoryService
+
+NOTICE_PREFIX = "noted: "
+
+
+@dataclass(frozen=True, slots=True)
+class NoticeView:
+    """A notice as the user sees it now: only memories that still exist are named."""
+
+    notice_id: str
+    text: str
+    memory_ids: tuple[str, ...]
+    created_at: datetime
+    persona: str
+    conversation_id: str | None
+
+
+class NoticeService:
+    def __init__(self, store: Store, clock: Clock, memories: MemoryService) -> None:
+        self._store = store
+        self._clock = clock
+        self._memories = memories
+
+    def pending(self, user_id: str, *, limit: int = 50) -> list[NoticeView]:
+        """Pending notices, newest first. Text is rendered from the memories still visible,
+        so a deleted memory's words never come back through an old notice."""
+        views = []
+        for notice in self._store.list_notices(user_id, limit=limit):
+            visible = [
+                memory
+                for memory_id in notice.memory_ids
+                if (memory := self._store.get_memory(user_id, memory_id)) is not None
+            ]
+            if not visible:
+                continue
+            views.append(
+                NoticeView(
+                    notice_id=notice.notice_id,
+                    text=NOTICE_PREFIX + " · ".join(memory.text for memory in visible),
+                    memory_ids=tuple(memory.memory_id for memory in visible),
+                    created_at=notice.created_at,
+                    persona=notice.persona,
+                    conversation_id=notice.conversation_id,
+                )
+            )
+        return views
+
+    def undo(self, user_id: str, notice_id: str) -> list[str]:
+        """Delete the memories the notice announced, through the normal delete path.
+
+        Returns the ids deleted now; undoing twice deletes nothing more.
+        """
+        notice = self._store.get_notice(user_id, notice_id)
+        if notice is None:
+            raise NoticeNotFound(notice_id)
+        if notice.undone_at is not None:
+            return []
+        deleted = self._memories.delete_many(user_id, notice.memory_ids, actor=Actor.USER)
+        self._store.mark_notice_undone(user_id, notice_id, self._clock.now())
+        return deleted
