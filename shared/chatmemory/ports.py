@@ -67,11 +67,15 @@ class Store(ABC):
 
     @abstractmethod
     def add_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> bool:
-        """Insert a new row; False (and nothing written) if the id already exists."""
+        """Insert a new row; False (and nothing written) if the id exists or was tombstoned."""
 
     @abstractmethod
     def put_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> None:
-        """Insert or replace the whole row (e.g. to attach an embedding)."""
+        """Insert or replace the whole row (e.g. to attach an embedding).
+
+        MemoryNotFound for an id with a tombstone: a deleted memory is never written again,
+        even after the purge removed its row.
+        """
 
     @abstractmethod
     def get_memory(self, user_id: str, memory_id: str) -> Memory | None:
@@ -145,7 +149,8 @@ class Store(ABC):
     ) -> None:
         """Reinforce memories loaded into a prompt: `last_used_at=at`, `recall_count += 1`.
 
-        Ids that are not visible are skipped silently (a delete may race a read).
+        Ids that are not visible are skipped silently (a delete may race a read), and so
+        are the events about them.
         """
 
     # ---- deletion -------------------------------------------------------------------

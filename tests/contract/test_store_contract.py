@@ -417,6 +417,25 @@ def test_the_purge_removes_rows_and_records_the_tombstone_as_purged(
     ]
 
 
+def test_a_tombstoned_id_is_never_written_again(store: Store, clock: ManualClock) -> None:
+    # Given a memory that was deleted and purged
+    memory = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    store.add_memory(memory)
+    store.tombstone_memories(
+        ALICE, [Tombstone(user_id=ALICE, memory_id=memory.memory_id, deleted_at=clock.now())]
+    )
+    store.purge_memories(ALICE, [memory.memory_id])
+
+    # When a late writer (say, one attaching an embedding) puts or adds the row again
+    with pytest.raises(MemoryNotFound):
+        store.put_memory(memory.with_changes(embedding=vectors.pack([1.0, 0.0])))
+    assert store.add_memory(memory) is False
+
+    # Then it stays gone
+    assert store.get_memory(ALICE, memory.memory_id) is None
+    assert all_ids(store, ALICE, EVERY_STATUS) == []
+
+
 def test_forget_everything_hides_every_existing_memory_and_the_profile(
     store: Store, clock: ManualClock
 ) -> None:

@@ -2,18 +2,33 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
+from unittest import mock
 
 import boto3
 from moto import mock_aws
+from moto.core.botocore_stubber import BotocoreStubber
 
 from chatmemory.adapters.sqlite_store import SqliteStore
 from chatmemory.ports import Clock, Store
 from tests.support.template import create_table_from_template
 
 STORE_KINDS = ("sqlite", "dynamodb")
+_MOTO_REQUESTS = threading.RLock()
+_moto_process_request = BotocoreStubber.process_request
+
+
+def _one_request_at_a_time(self: BotocoreStubber, request: Any) -> Any:
+    """moto applies a TransactWriteItems by snapshotting and restoring the whole table with
+    no lock, so concurrent requests can tear it; DynamoDB serialises them. So does this."""
+    with _MOTO_REQUESTS:
+        return _moto_process_request(self, request)
+
+
 REGION = "eu-west-1"
 TABLE = "chatmemory-test"
 
@@ -30,7 +45,10 @@ def open_store(kind: str, clock: Clock, tmp_path: Path) -> Iterator[Store]:
     elif kind == "dynamodb":
         from chatmemory.adapters.dynamodb_store import DynamoDbStore  # noqa: PLC0415
 
-        with mock_aws():
+        with (
+            mock_aws(),
+            mock.patch.object(BotocoreStubber, "process_request", _one_request_at_a_time),
+        ):
             create_table_from_template(boto3.client("dynamodb", region_name=REGION), TABLE)
             yield DynamoDbStore(table_name=TABLE, region=REGION, clock=clock)
     else:  # pragma: no cover - a typo in a parametrisation

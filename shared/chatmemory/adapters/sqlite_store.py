@@ -132,6 +132,8 @@ class SqliteStore(Store):
 
     def add_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> bool:
         with self._write() as conn:
+            if self._tombstoned(conn, memory.user_id, memory.memory_id):
+                return False
             cursor = conn.execute(
                 f"INSERT OR IGNORE INTO memories ({_MEMORY_COLUMNS}) "
                 f"VALUES ({_MEMORY_PLACEHOLDERS})",
@@ -144,6 +146,8 @@ class SqliteStore(Store):
 
     def put_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> None:
         with self._write() as conn:
+            if self._tombstoned(conn, memory.user_id, memory.memory_id):
+                raise MemoryNotFound(memory.memory_id)
             conn.execute(
                 f"INSERT INTO memories ({_MEMORY_COLUMNS}) VALUES ({_MEMORY_PLACEHOLDERS}) "
                 "ON CONFLICT (user_id, memory_id) DO UPDATE SET "
@@ -154,6 +158,13 @@ class SqliteStore(Store):
                 _memory_row(memory),
             )
             _insert_events(conn, events)
+
+    @staticmethod
+    def _tombstoned(conn: sqlite3.Connection, user_id: str, memory_id: str) -> bool:
+        row = conn.execute(
+            "SELECT 1 FROM tombstones WHERE user_id = ? AND memory_id = ?", (user_id, memory_id)
+        ).fetchone()
+        return row is not None
 
     def get_memory(self, user_id: str, memory_id: str) -> Memory | None:
         conn = self._connection()
@@ -515,6 +526,8 @@ class SqliteStore(Store):
         at: datetime,
     ) -> bool:
         rules.text("summary", summary, rules.SUMMARY_MAX_CHARS, allow_empty=True)
+        rules.int_range("upto_seq", upto_seq, 0)
+        rules.int_range("fold_count", fold_count, 0)
         with self._write() as conn:
             cursor = conn.execute(
                 "UPDATE conversations SET summary = ?, summary_upto_seq = ?, fold_count = ?, "
@@ -538,6 +551,7 @@ class SqliteStore(Store):
     def advance_extraction(
         self, user_id: str, conversation_id: str, *, upto_seq: int, expected_upto_seq: int
     ) -> bool:
+        rules.int_range("upto_seq", upto_seq, 0)
         with self._write() as conn:
             cursor = conn.execute(
                 "UPDATE conversations SET extracted_upto_seq = ? WHERE user_id = ? "

@@ -1,0 +1,259 @@
+"""PynamoDB item classes for the single chatmemory table (see DynamoDbStore for the layout).
+
+The classes here carry no table name: `bind_items` makes subclasses bound to one table,
+region and endpoint at runtime, all sharing one connection (one botocore client costs
+~90 ms to build, so eight of them would be felt on every cold start).
+"""
+
+from __future__ import annotations
+
+import types
+from dataclasses import dataclass
+from datetime import datetime
+from typing import Any, TypeVar
+
+from pynamodb.attributes import (
+    Attribute,
+    BinaryAttribute,
+    BooleanAttribute,
+    ListAttribute,
+    NumberAttribute,
+    UnicodeAttribute,
+)
+from pynamodb.connection.base import MetaTable
+from pynamodb.connection.table import TableConnection
+from pynamodb.constants import STRING
+from pynamodb.indexes import AllProjection, LocalSecondaryIndex
+from pynamodb.models import Model
+
+from chatmemory.domain.time import from_storage, to_storage
+
+INDEX_BY_CREATED = "by_created"
+
+_M = TypeVar("_M", bound=Model)
+
+
+class StorageTimeAttribute(Attribute[datetime]):
+    """An instant as `to_storage` text, so string order is time order (and LSI order)."""
+
+    attr_type = STRING
+
+    def serialize(self, value: datetime) -> str:
+        return to_storage(value)
+
+    def deserialize(self, value: str) -> datetime:
+        return from_storage(value)
+
+
+# PynamoDB's Index.__init_subclass__ is unannotated; subclassing is how indexes are declared.
+class ByCreated(LocalSecondaryIndex[_M]):  # type: ignore[no-untyped-call]
+    """The `by_created` LSI: (pk, lsi1sk), every attribute projected."""
+
+    class Meta:
+        index_name = INDEX_BY_CREATED
+        projection = AllProjection()
+
+    pk = UnicodeAttribute(hash_key=True)
+    lsi1sk = UnicodeAttribute(range_key=True)
+
+
+class _Item(Model):
+    """Keys every item has: the user's partition and a typed sort key."""
+
+    pk = UnicodeAttribute(hash_key=True)
+    sk = UnicodeAttribute(range_key=True)
+
+
+class MemoryItem(_Item):
+    lsi1sk = UnicodeAttribute()
+    by_created: ByCreated[MemoryItem] = ByCreated()
+    user_id = UnicodeAttribute()
+    memory_id = UnicodeAttribute()
+    text = UnicodeAttribute()
+    persona = UnicodeAttribute()
+    subject = UnicodeAttribute()
+    witnessed = ListAttribute[str]()
+    room_id = UnicodeAttribute(null=True)
+    kind = UnicodeAttribute()
+    category = UnicodeAttribute()
+    key = UnicodeAttribute(null=True)
+    importance = NumberAttribute()
+    stated_by = UnicodeAttribute()
+    status = UnicodeAttribute()
+    valid_from = StorageTimeAttribute(null=True)
+    valid_to = StorageTimeAttribute(null=True)
+    closed_by = UnicodeAttribute(null=True)
+    supersedes = UnicodeAttribute(null=True)
+    valid_until = StorageTimeAttribute(null=True)
+    evidence = ListAttribute[str]()
+    source_message_id = UnicodeAttribute(null=True)
+    created_at = StorageTimeAttribute()
+    updated_at = StorageTimeAttribute()
+    last_used_at = StorageTimeAttribute(null=True)
+    recall_count = NumberAttribute()
+    embedding = BinaryAttribute(null=True, legacy_encoding=False)
+    meta = UnicodeAttribute()  # JSON text: exactly what the domain validated, keys sorted
+    # Set only by the transaction that writes a tombstone naming this row; never cleared.
+    hidden = BooleanAttribute(null=True)
+    ttl = NumberAttribute(null=True)
+
+
+class TombstoneItem(_Item):
+    user_id = UnicodeAttribute()
+    memory_id = UnicodeAttribute()
+    deleted_at = StorageTimeAttribute()
+    actor = UnicodeAttribute()
+    persona = UnicodeAttribute()
+    versions = ListAttribute[str]()
+    source_message_ids = ListAttribute[str]()
+    conversation_ids = ListAttribute[str]()
+    purged_at = StorageTimeAttribute(null=True)
+    purge_error = UnicodeAttribute(null=True)
+
+
+class UserStateItem(_Item):
+    forgotten_before = StorageTimeAttribute(null=True)
+
+
+class ConversationItem(_Item):
+    user_id = UnicodeAttribute()
+    conversation_id = UnicodeAttribute()
+    persona = UnicodeAttribute()
+    temporary = BooleanAttribute()
+    expires_at = StorageTimeAttribute(null=True)
+    created_at = StorageTimeAttribute()
+    updated_at = StorageTimeAttribute()
+    last_seq = NumberAttribute()
+    summary = UnicodeAttribute()
+    summary_upto_seq = NumberAttribute()
+    fold_count = NumberAttribute()
+    extracted_upto_seq = NumberAttribute()
+    last_user_message_at = StorageTimeAttribute(null=True)
+    ttl = NumberAttribute(null=True)
+
+
+class MessageItem(_Item):
+    user_id = UnicodeAttribute()
+    conversation_id = UnicodeAttribute()
+    seq = NumberAttribute()
+    role = UnicodeAttribute()
+    content = UnicodeAttribute()
+    tokens = NumberAttribute()
+    created_at = StorageTimeAttribute()
+    expires_at = StorageTimeAttribute(null=True)
+    memories_used = ListAttribute[str]()
+    ttl = NumberAttribute(null=True)
+
+
+class ProfileItem(_Item):
+    user_id = UnicodeAttribute()
+    persona = UnicodeAttribute()
+    text = UnicodeAttribute()
+    token_count = NumberAttribute()
+    built_from = ListAttribute[str]()
+    rebuilt_at = StorageTimeAttribute()
+
+
+class SettingsItem(_Item):
+    user_id = UnicodeAttribute()
+    enabled = BooleanAttribute()
+    note = UnicodeAttribute()
+    muted_personas = ListAttribute[str]()
+    updated_at = StorageTimeAttribute(null=True)
+
+
+class EventItem(_Item):
+    user_id = UnicodeAttribute()
+    memory_id = UnicodeAttribute()
+    event_id = UnicodeAttribute()
+    op = UnicodeAttribute()
+    actor = UnicodeAttribute()
+    at = StorageTimeAttribute()
+    related_id = UnicodeAttribute(null=True)
+
+
+class NoticeItem(_Item):
+    lsi1sk = UnicodeAttribute()
+    by_created: ByCreated[NoticeItem] = ByCreated()
+    user_id = UnicodeAttribute()
+    notice_id = UnicodeAttribute()
+    text = UnicodeAttribute()
+    memory_ids = ListAttribute[str]()
+    created_at = StorageTimeAttribute()
+    persona = UnicodeAttribute()
+    conversation_id = UnicodeAttribute(null=True)
+    undone_at = StorageTimeAttribute(null=True)
+
+
+@dataclass(frozen=True, slots=True)
+class BoundItems:
+    """The item classes bound to one table, and the connection transactions go through."""
+
+    connection: TableConnection
+    memory: type[MemoryItem]
+    tombstone: type[TombstoneItem]
+    user_state: type[UserStateItem]
+    conversation: type[ConversationItem]
+    message: type[MessageItem]
+    profile: type[ProfileItem]
+    settings: type[SettingsItem]
+    event: type[EventItem]
+    notice: type[NoticeItem]
+
+
+def _table_description(table_name: str) -> dict[str, Any]:
+    """What PynamoDB needs to know of template.yaml's table (no DescribeTable call)."""
+    return {
+        "TableName": table_name,
+        "KeySchema": [
+            {"AttributeName": "pk", "KeyType": "HASH"},
+            {"AttributeName": "sk", "KeyType": "RANGE"},
+        ],
+        "AttributeDefinitions": [
+            {"AttributeName": "pk", "AttributeType": "S"},
+            {"AttributeName": "sk", "AttributeType": "S"},
+            {"AttributeName": "lsi1sk", "AttributeType": "S"},
+        ],
+        "LocalSecondaryIndexes": [
+            {
+                "IndexName": INDEX_BY_CREATED,
+                "KeySchema": [
+                    {"AttributeName": "pk", "KeyType": "HASH"},
+                    {"AttributeName": "lsi1sk", "KeyType": "RANGE"},
+                ],
+            }
+        ],
+    }
+
+
+def _bind(base: type[_M], table_name: str, region: str, host: str | None, conn: Any) -> type[_M]:
+    meta = type("Meta", (), {"table_name": table_name, "region": region, "host": host})
+
+    def body(namespace: dict[str, Any]) -> None:
+        # A connection in the class namespace is what `Model._get_connection` reuses.
+        namespace.update(Meta=meta, _connection=conn, __module__=base.__module__)
+
+    bound: type[_M] = types.new_class(base.__name__, (base,), exec_body=body)
+    return bound
+
+
+def bind_items(table_name: str, region: str, host: str | None = None) -> BoundItems:
+    """Item classes for `table_name`, sharing one lazily-created botocore client."""
+    conn = TableConnection(
+        table_name,
+        region=region,
+        host=host,
+        meta_table=MetaTable(_table_description(table_name)),
+    )
+    return BoundItems(
+        connection=conn,
+        memory=_bind(MemoryItem, table_name, region, host, conn),
+        tombstone=_bind(TombstoneItem, table_name, region, host, conn),
+        user_state=_bind(UserStateItem, table_name, region, host, conn),
+        conversation=_bind(ConversationItem, table_name, region, host, conn),
+        message=_bind(MessageItem, table_name, region, host, conn),
+        profile=_bind(ProfileItem, table_name, region, host, conn),
+        settings=_bind(SettingsItem, table_name, region, host, conn),
+        event=_bind(EventItem, table_name, region, host, conn),
+        notice=_bind(NoticeItem, table_name, region, host, conn),
+    )
