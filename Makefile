@@ -24,7 +24,8 @@ run: install
 test: install lint typecheck unit
 
 lint: install
-	$(BIN)/ruff check shared functions tests bench
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
 
 typecheck: install
 	$(BIN)/mypy
