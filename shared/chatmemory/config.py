@@ -5,6 +5,7 @@ Everything else receives its collaborators; nothing else reads `os.environ`.
 
 from __future__ import annotations
 
+import logging
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -14,13 +15,21 @@ from typing import Literal
 
 from chatmemory.adapters.clock import SystemClock
 from chatmemory.domain.errors import InvalidField
-from chatmemory.ports import Clock, Store
+from chatmemory.ports import Clock, Embedder, Store, VectorIndex
+from chatmemory.services.context import ContextService
+from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.notices import NoticeService
+from chatmemory.services.relevance import RelevanceModel
+from chatmemory.services.retrieval import Retriever
 
 StoreKind = Literal["sqlite", "dynamodb"]
+EmbedderKind = Literal["auto", "minilm", "hashing", "titan"]
+IndexKind = Literal["exact", "opensearch"]
 SQLITE_FILE = "chatmemory.sqlite3"
+
+log = logging.getLogger(__name__)
 
 
 def default_state_dir(environ: Mapping[str, str]) -> Path:
@@ -32,6 +41,13 @@ def default_state_dir(environ: Mapping[str, str]) -> Path:
 def _package_project_root() -> Path:
     """The source checkout this package runs from (shared/chatmemory/ → the repo root)."""
     return Path(__file__).resolve().parents[2]
+
+
+def _offline_models() -> None:
+    """Model libraries must never reach for a hub: the weights ship with the package."""
+    os.environ["HF_HUB_OFFLINE"] = "1"
+    os.environ["TRANSFORMERS_OFFLINE"] = "1"
+    os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
 
 
 def quiet_local_runtime() -> None:
@@ -51,6 +67,12 @@ class Settings:
     dynamodb_endpoint: str | None = None
     local_token_secret: str | None = None
     project_root: Path = field(default_factory=_package_project_root)
+    embedder: EmbedderKind = "auto"
+    titan_dimensions: int = 1024
+    index: IndexKind = "exact"
+    opensearch_endpoint: str | None = None
+    opensearch_index: str = "memories"
+    recall_threshold: float | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -59,7 +81,20 @@ class Settings:
         if store not in ("sqlite", "dynamodb"):
             raise InvalidField("CHATMEMORY_STORE", "must be sqlite or dynamodb")
         state_dir = env.get("CHATMEMORY_STATE_DIR")
+        embedder = env.get("CHATMEMORY_EMBEDDER", "auto")
+        if embedder not in ("auto", "minilm", "hashing", "titan"):
+            raise InvalidField("CHATMEMORY_EMBEDDER", "must be auto, minilm, hashing or titan")
+        index = env.get("CHATMEMORY_INDEX", "exact")
+        if index not in ("exact", "opensearch"):
+            raise InvalidField("CHATMEMORY_INDEX", "must be exact or opensearch")
+        threshold = env.get("CHATMEMORY_RECALL_THRESHOLD")
         settings = cls(
+            embedder=embedder,  # type: ignore[arg-type]  # checked just above
+            titan_dimensions=int(env.get("CHATMEMORY_TITAN_DIMENSIONS", "1024")),
+            index=index,  # type: ignore[arg-type]
+            opensearch_endpoint=env.get("CHATMEMORY_OPENSEARCH_ENDPOINT"),
+            opensearch_index=env.get("CHATMEMORY_OPENSEARCH_INDEX", "memories"),
+            recall_threshold=float(threshold) if threshold else None,
             store=store,  # type: ignore[arg-type]  # checked just above
             state_dir=Path(state_dir).expanduser() if state_dir else default_state_dir(env),
             table_name=env.get("CHATMEMORY_TABLE_NAME"),
@@ -70,6 +105,13 @@ class Settings:
             if env.get("CHATMEMORY_PROJECT_ROOT")
             else _package_project_root(),
         )
+        if settings.index == "opensearch" and not (
+            settings.opensearch_endpoint and settings.region
+        ):
+            raise InvalidField(
+                "CHATMEMORY_OPENSEARCH_ENDPOINT",
+                "the opensearch index needs an endpoint and AWS_REGION",
+            )
         if settings.store == "dynamodb" and not (settings.table_name and settings.region):
             raise InvalidField(
                 "CHATMEMORY_TABLE_NAME", "the dynamodb store needs a table name and AWS_REGION"
@@ -105,8 +147,68 @@ class Container:
         return SqliteStore(self.settings.sqlite_path, clock=self.clock)
 
     @cached_property
+    def embedder(self) -> Embedder:
+        kind = self.settings.embedder
+        if kind == "titan":
+            import boto3  # noqa: PLC0415
+
+            from chatmemory.adapters.titan_embedder import TitanEmbedder  # noqa: PLC0415
+
+            client = boto3.client("bedrock-runtime", region_name=self.settings.region)
+            return TitanEmbedder(client, dimensions=self.settings.titan_dimensions)
+        from chatmemory.adapters.minilm_embedder import (  # noqa: PLC0415
+            MiniLMEmbedder,
+            minilm_available,
+        )
+
+        if kind == "minilm" or (kind == "auto" and minilm_available()):
+            _offline_models()
+            return MiniLMEmbedder()
+        from chatmemory.adapters.hashing_embedder import HashingEmbedder  # noqa: PLC0415
+
+        if kind == "auto":
+            log.warning("the local model is not installed; using the hashing embedder")
+        return HashingEmbedder()
+
+    @cached_property
+    def index(self) -> VectorIndex:
+        if self.settings.index == "opensearch":
+            from chatmemory.adapters.opensearch_index import (  # noqa: PLC0415
+                OpenSearchIndex,
+                connect_serverless,
+            )
+
+            assert self.settings.opensearch_endpoint and self.settings.region  # from_env
+            client = connect_serverless(self.settings.opensearch_endpoint, self.settings.region)
+            # One index per embedder: vectors of different models never share a space.
+            index = OpenSearchIndex(
+                client=client,
+                index_name=f"{self.settings.opensearch_index}-{self.embedder.name}",
+                dimensions=self.embedder.dimensions,
+                clock=self.clock,
+            )
+            index.ensure_index()  # once per cold start
+            return index
+        from chatmemory.adapters.exact_index import ExactIndex  # noqa: PLC0415
+
+        return ExactIndex(self.store)
+
+    @cached_property
+    def indexer(self) -> MemoryIndexer:
+        return MemoryIndexer(self.embedder, self.index)
+
+    @cached_property
+    def retriever(self) -> Retriever:
+        relevance = RelevanceModel(self.embedder.name, self.settings.recall_threshold)
+        return Retriever(self.store, self.embedder, self.index, self.clock, relevance)
+
+    @cached_property
+    def context(self) -> ContextService:
+        return ContextService(self.store, self.clock, self.retriever)
+
+    @cached_property
     def memories(self) -> MemoryService:
-        return MemoryService(self.store, self.clock)
+        return MemoryService(self.store, self.clock, self.indexer)
 
     @cached_property
     def memory_settings(self) -> SettingsService:

@@ -6,11 +6,15 @@ there is no way to ask a store about "everyone" on the request path.
 
 from __future__ import annotations
 
+import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Generic, TypeVar
+
+import numpy as np
+import numpy.typing as npt
 
 from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.events import MemoryEvent
@@ -24,6 +28,9 @@ from chatmemory.domain.tombstone import Tombstone
 T = TypeVar("T")
 
 MAX_PAGE = 100
+
+
+Vectors = npt.NDArray[np.float32]
 
 
 class Clock(ABC):
@@ -49,6 +56,35 @@ class MemoryQuery:
     status: Status | None = Status.ACTIVE
     persona: str | None = None
     created_after: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDigest:
+    """The lean view of an active memory that retrieval scores (no full row, no history).
+
+    `embedding` packs one or more vectors (what the memory says, then what it is useful
+    for); None if it was never embedded.
+    """
+
+    memory_id: str
+    persona: str
+    text: str
+    category: str
+    kind: str
+    importance: int
+    created_at: datetime
+    last_used_at: datetime | None
+    valid_until: datetime | None
+    embedding: bytes | None
+    uses: tuple[str, ...] = ()
+
+
+def uses_from_meta(meta_json: str | None) -> tuple[str, ...]:
+    """`meta["uses"]` from a row's JSON meta, cheaply: most rows have none."""
+    if not meta_json or '"uses"' not in meta_json:
+        return ()
+    uses = json.loads(meta_json).get("uses")
+    return tuple(str(use) for use in uses) if isinstance(uses, list) else ()
 
 
 class Store(ABC):
@@ -82,6 +118,10 @@ class Store(ABC):
         """The visible row, or None (absent, another user's, tombstoned, forgotten, expired)."""
 
     @abstractmethod
+    def get_memories(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        """The visible rows among these ids, in the order asked (missing ones left out)."""
+
+    @abstractmethod
     def list_memories(
         self,
         user_id: str,
@@ -106,6 +146,14 @@ class Store(ABC):
             if page.next_cursor is None:
                 return
             cursor = page.next_cursor
+
+    @abstractmethod
+    def memory_digests(self, user_id: str, persona: str | None = None) -> list[MemoryDigest]:
+        """The lean view of every visible active memory (all personas if None).
+
+        This is the read path's hot loop: one query, no history rows, no full entities.
+        `uses` comes from the row's `meta["uses"]`.
+        """
 
     @abstractmethod
     def supersede_memory(
@@ -303,3 +351,54 @@ class Store(ABC):
 
     @abstractmethod
     def delete_notices(self, user_id: str, notice_ids: Sequence[str]) -> None: ...
+
+
+# ---- retrieval ------------------------------------------------------------------------
+
+
+class Embedder(ABC):
+    """Turns text into unit vectors. One model per process, loaded once."""
+
+    #: stable name, used to pick per-embedder thresholds ("minilm-l6-v2", "titan-v2-1024", …)
+    name: str
+    dimensions: int
+
+    @abstractmethod
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """An (n, dimensions) float32 array of L2-normalised rows, one per text."""
+
+
+@dataclass(frozen=True, slots=True)
+class VectorHit:
+    memory_id: str
+    score: float  # cosine similarity, best of the memory's vectors
+
+
+class VectorIndex(ABC):
+    """Finds a user's memories nearest to a query vector.
+
+    Every search is scoped to one user: there is no way to search without a user id.
+    An index may lag the store (`refresh_lag`); the read path merges fresh writes from
+    the store and drops anything the store no longer shows, so the index is never the
+    only source of truth.
+    """
+
+    #: how long after a write the index may still not return it
+    refresh_lag_seconds: float = 0.0
+
+    @abstractmethod
+    def upsert(self, memory: Memory) -> None:
+        """Index (or re-index) an active memory's vectors; rows without vectors are skipped."""
+
+    @abstractmethod
+    def remove(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        """Drop these memories from the index. Unknown ids are ignored."""
+
+    @abstractmethod
+    def search(
+        self, user_id: str, query: Vectors, *, k: int, persona: str | None = None
+    ) -> list[VectorHit]:
+        """Up to k of this user's active, unexpired memories, best first (one hit per memory).
+
+        `query` is one L2-normalised vector. Raises InvalidField("user_id") without a user.
+        """

@@ -215,6 +215,70 @@ def test_limit_outside_1_to_100_is_refused(store: Store) -> None:
             store.list_memories(ALICE, limit=bad)
 
 
+def test_digests_hold_only_what_retrieval_may_use(store: Store, clock: ManualClock) -> None:
+    # Given active, superseded, closed, deleted, expired and other-persona memories
+    vector = vectors.pack_rows([[1.0, 0.0], [0.0, 1.0]])
+    veg = builders.memory(
+        ALICE,
+        "Is vegetarian.",
+        clock.now(),
+        category="diet",
+        embedding=vector,
+        meta={"uses": ["dinner ideas", "recipes"]},
+    )
+    pune = builders.memory(ALICE, "Lives in Pune.", clock.now())
+    goa = builders.memory(ALICE, "Lives in Goa.", clock.now(), supersedes=pune.memory_id)
+    job = builders.memory(ALICE, "Works at Acme.", clock.now())
+    gone = builders.memory(ALICE, "Likes jazz.", clock.now())
+    trip = builders.memory(
+        ALICE, "Is in Lisbon this week.", clock.now(), valid_until=clock.now() + timedelta(hours=1)
+    )
+    warren = builders.memory(ALICE, "Owns a flat.", clock.now(), persona="warren")
+    for memory in (veg, pune, job, gone, trip, warren):
+        store.add_memory(memory)
+    store.supersede_memory(ALICE, pune.memory_id, goa)
+    store.close_memory(ALICE, job.memory_id, clock.now())
+    store.tombstone_memories(
+        ALICE, [Tombstone(user_id=ALICE, memory_id=gone.memory_id, deleted_at=clock.now())]
+    )
+    store.add_memory(builders.memory(BOB, "Bob's fact.", clock.now()))
+    clock.advance(timedelta(hours=2))
+
+    # When retrieval reads the digests
+    digests = {d.memory_id: d for d in store.memory_digests(ALICE)}
+
+    # Then only active, visible, unexpired rows are there, with their vectors and uses
+    assert set(digests) == {veg.memory_id, goa.memory_id, warren.memory_id}
+    assert digests[veg.memory_id].uses == ("dinner ideas", "recipes")
+    assert digests[veg.memory_id].embedding == vector
+    assert digests[veg.memory_id].category == "diet" and digests[veg.memory_id].text == veg.text
+    assert digests[goa.memory_id].uses == () and digests[goa.memory_id].embedding is None
+    assert [d.memory_id for d in store.memory_digests(ALICE, "warren")] == [warren.memory_id]
+    store.forget_everything(ALICE, clock.now())
+    assert store.memory_digests(ALICE) == []
+
+
+def test_get_memories_returns_visible_rows_in_the_order_asked(
+    store: Store, clock: ManualClock
+) -> None:
+    first = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    second = builders.memory(ALICE, "Lives in Pune.", clock.now())
+    gone = builders.memory(ALICE, "Likes jazz.", clock.now())
+    bobs = builders.memory(BOB, "Bob's fact.", clock.now())
+    for memory in (first, second, gone, bobs):
+        store.add_memory(memory)
+    store.tombstone_memories(
+        ALICE, [Tombstone(user_id=ALICE, memory_id=gone.memory_id, deleted_at=clock.now())]
+    )
+
+    found = store.get_memories(
+        ALICE, [second.memory_id, gone.memory_id, bobs.memory_id, first.memory_id, "mem_x"]
+    )
+
+    assert found == [second, first]
+    assert store.get_memories(ALICE, []) == []
+
+
 # ---- supersede and close ----------------------------------------------------------------
 
 

@@ -16,6 +16,7 @@ from chatmemory.ports import MemoryQuery
 from tests.support.functions import EVENTS, invoke, load_handler, sample_event
 
 API_ROUTES = {
+    ("post", "/v1/context"),
     ("get", "/v1/memories"),
     ("post", "/v1/memories"),
     ("delete", "/v1/memories"),
@@ -34,7 +35,7 @@ API_ROUTES = {
 
 @pytest.fixture
 def container(tmp_path: Path, clock: ManualClock) -> Iterator[Container]:
-    built = Container(Settings(state_dir=tmp_path), clock)
+    built = Container(Settings(state_dir=tmp_path, embedder="hashing"), clock)
     use_container(built)
     yield built
     use_container(None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import tomllib
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ from cfnlint.api import ManualArgs, lint, lint_file
 from cfnlint.match import Match
 from samtranslator.translator.transform import transform
 
-from tests.support.template import ROOT, TEMPLATE, load_template
+from tests.support.template import ROOT, TEMPLATE, load_template, resource_properties
 
 # The region the aws_env fixture sets; lint for the same one the transform runs in.
 REGION = "eu-west-1"
@@ -250,3 +251,175 @@ def test_table_can_be_restored_to_a_point_in_time() -> None:
 
 def test_table_is_encrypted_at_rest() -> None:
     assert _table()["SSESpecification"] == {"SSEEnabled": True}
+
+
+# --- vector search -----------------------------------------------------------------
+
+# A real stack id's shape; the name takes the first block of its UUID.
+STACK_ID = (
+    "arn:aws:cloudformation:eu-west-1:123456789012:stack/"
+    "Chat-Memory-Prod/0a1b2c3d-4e5f-6789-abcd-ef0123456789"
+)
+# Serverless collection and policy names (CreateCollection / CreateSecurityPolicy).
+SERVERLESS_NAME = re.compile(r"^[a-z][a-z0-9-]{2,31}$")
+FUNCTIONS = ("ChatFunction", "MemoriesFunction")
+
+
+def _sub(argument: Any, resolve: Any) -> str:
+    text, variables = argument
+    for key, variable in variables.items():
+        text = text.replace("${" + key + "}", resolve(variable))
+    return str(text)
+
+
+# The intrinsics the vector resources use, evaluated as CloudFormation would.
+_INTRINSICS: dict[str, Any] = {
+    "Fn::Join": lambda argument, resolve: argument[0].join(resolve(argument[1])),
+    "Fn::Select": lambda argument, resolve: resolve(argument[1])[int(argument[0])],
+    "Fn::Split": lambda argument, resolve: resolve(argument[1]).split(argument[0]),
+    "Fn::GetAtt": lambda argument, resolve: f"<{argument[0]}.{argument[1]}>",
+    "Fn::Sub": _sub,
+}
+
+
+def _resolve(value: Any, stack_id: str = STACK_ID) -> Any:
+    """The value with its intrinsics evaluated for a stack; role ARNs become placeholders."""
+
+    def resolve(item: Any) -> Any:
+        return _resolve(item, stack_id)
+
+    if isinstance(value, list):
+        return [resolve(item) for item in value]
+    if not isinstance(value, dict):
+        return value
+    if value == {"Ref": "AWS::StackId"}:
+        return stack_id
+    if len(value) == 1 and next(iter(value)) in _INTRINSICS:
+        ((name, argument),) = value.items()
+        return _INTRINSICS[name](argument, resolve)
+    return {key: resolve(item) for key, item in value.items()}
+
+
+def _resources_of_type(kind: str) -> dict[str, dict[str, Any]]:
+    return {
+        logical_id: resource
+        for logical_id, resource in load_template()["Resources"].items()
+        if resource["Type"] == kind
+    }
+
+
+def _security_policy(policy_type: str) -> dict[str, Any]:
+    (policy,) = [
+        _resolve(resource["Properties"])
+        for resource in _resources_of_type("AWS::OpenSearchServerless::SecurityPolicy").values()
+        if resource["Properties"]["Type"] == policy_type
+    ]
+    return policy
+
+
+def _collection_name() -> str:
+    name: str = _resolve(resource_properties("VectorCollection")["Name"])
+    return name
+
+
+def test_the_vector_collection_is_a_vectorsearch_collection() -> None:
+    collections = _resources_of_type("AWS::OpenSearchServerless::Collection")
+
+    assert list(collections) == ["VectorCollection"]
+    assert collections["VectorCollection"]["Properties"]["Type"] == "VECTORSEARCH"
+
+
+@pytest.mark.parametrize(
+    "stack_id",
+    [
+        STACK_ID,
+        # a stack id whose UUID starts with a digit, under a 128-character stack name
+        "arn:aws:cloudformation:eu-west-1:123456789012:stack/"
+        f"{'X' * 128}/9f8e7d6c-0000-4000-8000-000000000000",
+    ],
+)
+def test_collection_and_policy_names_keep_to_the_serverless_name_rules(stack_id: str) -> None:
+    # Given every OpenSearch Serverless resource's name, evaluated for a stack
+    names = [
+        _resolve(resource["Properties"]["Name"], stack_id)
+        for kind in (
+            "AWS::OpenSearchServerless::Collection",
+            "AWS::OpenSearchServerless::SecurityPolicy",
+            "AWS::OpenSearchServerless::AccessPolicy",
+        )
+        for resource in _resources_of_type(kind).values()
+    ]
+
+    # Then each is 3-32 lowercase characters starting with a letter, and they differ
+    assert len(names) == 4
+    assert all(SERVERLESS_NAME.match(name) for name in names), names
+    assert len(set(names)) == 4
+
+
+def test_the_collection_is_encrypted_with_an_aws_owned_key_before_it_exists() -> None:
+    policy = json.loads(_security_policy("encryption")["Policy"])
+
+    assert policy == {
+        "Rules": [{"ResourceType": "collection", "Resource": [f"collection/{_collection_name()}"]}],
+        "AWSOwnedKey": True,
+    }
+    assert load_template()["Resources"]["VectorCollection"]["DependsOn"] == "VectorEncryptionPolicy"
+
+
+def test_the_network_policy_opens_only_the_collection_endpoint() -> None:
+    policy = json.loads(_security_policy("network")["Policy"])
+
+    assert policy == [
+        {
+            "Rules": [
+                {"ResourceType": "collection", "Resource": [f"collection/{_collection_name()}"]}
+            ],
+            "AllowFromPublic": True,
+        }
+    ]
+
+
+def test_the_data_access_policy_lets_only_the_functions_use_the_collections_indexes() -> None:
+    (access,) = _resources_of_type("AWS::OpenSearchServerless::AccessPolicy").values()
+    properties = _resolve(access["Properties"])
+
+    assert properties["Type"] == "data"
+    assert json.loads(properties["Policy"]) == [
+        {
+            "Rules": [
+                {
+                    "ResourceType": "index",
+                    "Resource": [f"index/{_collection_name()}/*"],
+                    "Permission": [
+                        "aoss:CreateIndex",
+                        "aoss:DescribeIndex",
+                        "aoss:ReadDocument",
+                        "aoss:WriteDocument",
+                    ],
+                }
+            ],
+            "Principal": [f"<{function}Role.Arn>" for function in FUNCTIONS],
+        }
+    ]
+
+
+def test_the_functions_get_the_collection_endpoint_and_index_name() -> None:
+    for function in FUNCTIONS:
+        variables = resource_properties(function)["Environment"]["Variables"]
+
+        assert variables["CHATMEMORY_OPENSEARCH_ENDPOINT"] == {
+            "Fn::GetAtt": ["VectorCollection", "CollectionEndpoint"]
+        }
+        assert variables["CHATMEMORY_OPENSEARCH_INDEX"] == "memories"
+
+
+def test_the_functions_may_call_the_collections_data_plane() -> None:
+    statement = {
+        "Effect": "Allow",
+        "Action": "aoss:APIAccessAll",
+        "Resource": {"Fn::GetAtt": ["VectorCollection", "Arn"]},
+    }
+    for function in FUNCTIONS:
+        policies = resource_properties(function)["Policies"]
+
+        assert any(statement in policy.get("Statement", []) for policy in policies), function

@@ -60,7 +60,7 @@ from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.time import epoch_seconds, from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.ports import MAX_PAGE, Clock, MemoryQuery, Page, Store
+from chatmemory.ports import MAX_PAGE, Clock, MemoryDigest, MemoryQuery, Page, Store, uses_from_meta
 
 _TRANSACTION_MAX = 100  # DynamoDB's limit on items in one TransactWriteItems
 _ATTEMPTS = 8  # optimistic retries before a lost race is reported as ConcurrentChange
@@ -351,6 +351,21 @@ class DynamoDbStore(Store):
             return None
         return self._visible_memory(item, self._forgotten_before(user_id))
 
+    def get_memories(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        wanted = list(dict.fromkeys(memory_ids))
+        if not wanted:
+            return []
+        forgotten = self._forgotten_before(user_id)
+        pk = _pk(user_id)
+        found: dict[str, Memory] = {}
+        for item in self._items.memory.batch_get(
+            [(pk, _memory_sk(memory_id)) for memory_id in wanted], consistent_read=True
+        ):
+            memory = self._visible_memory(item, forgotten)
+            if memory is not None:
+                found[memory.memory_id] = memory
+        return [found[memory_id] for memory_id in wanted if memory_id in found]
+
     def list_memories(
         self,
         user_id: str,
@@ -406,6 +421,61 @@ class DynamoDbStore(Store):
                 user_id, {"c": to_storage(last.created_at), "i": last.memory_id}
             )
         return Page(items=items, next_cursor=next_cursor)
+
+    def memory_digests(self, user_id: str, persona: str | None = None) -> list[MemoryDigest]:
+        cls = self._items.memory
+        floor = self._forgotten_before(user_id)
+        lower = "MEM#" if floor is None else f"MEM#{floor}#{_AFTER_IDS}"
+        now = self._now()
+        conditions: list[Condition] = [
+            cls.hidden.does_not_exist(),
+            _unexpired(cls.ttl, now),
+            cls.status == Status.ACTIVE.value,
+        ]
+        if persona is not None:
+            conditions.append(cls.persona == persona)
+        rows = cls.by_created.query(
+            _pk(user_id),
+            cls.lsi1sk.between(lower, f"MEM#{_AFTER_IDS}"),
+            filter_condition=_all_of(*conditions),
+            consistent_read=True,
+            scan_index_forward=False,
+            attributes_to_get=[
+                "memory_id",
+                "persona",
+                "text",
+                "category",
+                "kind",
+                "importance",
+                "created_at",
+                "last_used_at",
+                "valid_until",
+                "embedding",
+                "meta",
+                "hidden",
+            ],
+        )
+        digests = []
+        for row in rows:
+            valid_until = cast("datetime | None", row.valid_until)
+            if row.hidden or (valid_until is not None and valid_until <= now):
+                continue
+            digests.append(
+                MemoryDigest(
+                    memory_id=row.memory_id,
+                    persona=row.persona,
+                    text=row.text,
+                    category=row.category,
+                    kind=row.kind,
+                    importance=int(row.importance),
+                    created_at=row.created_at,
+                    last_used_at=cast("datetime | None", row.last_used_at),
+                    valid_until=valid_until,
+                    embedding=cast("bytes | None", row.embedding),
+                    uses=uses_from_meta(cast("str | None", row.meta)),
+                )
+            )
+        return digests
 
     def _status_change(
         self,

@@ -28,7 +28,15 @@ from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.time import from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.ports import MAX_PAGE, Clock, MemoryQuery, Page, Store
+from chatmemory.ports import (
+    MAX_PAGE,
+    Clock,
+    MemoryDigest,
+    MemoryQuery,
+    Page,
+    Store,
+    uses_from_meta,
+)
 
 _MEMORY_COLUMNS = (
     "user_id, memory_id, persona, subject, witnessed, room_id, kind, category, key, text, "
@@ -175,6 +183,19 @@ class SqliteStore(Store):
         ).fetchone()
         return None if row is None else _memory_from_row(row)
 
+    def get_memories(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        if not memory_ids:
+            return []
+        conn = self._connection()
+        clause, params = self._visible_clause(conn, user_id)
+        marks = ", ".join("?" for _ in memory_ids)
+        rows = conn.execute(
+            f"SELECT {_MEMORY_COLUMNS} FROM memories WHERE {clause} AND memory_id IN ({marks})",
+            [*params, *memory_ids],
+        ).fetchall()
+        found = {row["memory_id"]: _memory_from_row(row) for row in rows}
+        return [found[memory_id] for memory_id in dict.fromkeys(memory_ids) if memory_id in found]
+
     def list_memories(
         self,
         user_id: str,
@@ -216,6 +237,36 @@ class SqliteStore(Store):
                 user_id, {"c": to_storage(last.created_at), "i": last.memory_id}
             )
         return Page(items=items, next_cursor=next_cursor)
+
+    def memory_digests(self, user_id: str, persona: str | None = None) -> list[MemoryDigest]:
+        conn = self._connection()
+        clause, params = self._visible_clause(conn, user_id)
+        clause += " AND status = 'active'"
+        if persona is not None:
+            clause += " AND persona = ?"
+            params.append(persona)
+        rows = conn.execute(
+            "SELECT memory_id, persona, text, category, kind, importance, created_at, "
+            "last_used_at, valid_until, embedding, meta FROM memories "
+            f"WHERE {clause} ORDER BY created_at DESC, memory_id DESC",
+            params,
+        ).fetchall()
+        return [
+            MemoryDigest(
+                memory_id=row[0],
+                persona=row[1],
+                text=row[2],
+                category=row[3],
+                kind=row[4],
+                importance=row[5],
+                created_at=from_storage(row[6]),
+                last_used_at=_opt_parse(row[7]),
+                valid_until=_opt_parse(row[8]),
+                embedding=row[9],
+                uses=uses_from_meta(row[10]),
+            )
+            for row in rows
+        ]
 
     def supersede_memory(
         self,

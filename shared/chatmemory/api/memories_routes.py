@@ -40,18 +40,18 @@ router = Router()
 
 MemoryId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
 NoticeId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
-_ERROR_CONTENT: dict[str, OpenAPIResponseContentSchema | OpenAPIResponseContentModel] = {
+ERROR_CONTENT: dict[str, OpenAPIResponseContentSchema | OpenAPIResponseContentModel] = {
     "application/json": {"model": ErrorOut}
 }
-_ERRORS: dict[int, OpenAPIResponse] = {
+ERRORS: dict[int, OpenAPIResponse] = {
     400: {
         "description": "Invalid request (the message names the field)",
-        "content": _ERROR_CONTENT,
+        "content": ERROR_CONTENT,
     },
-    401: {"description": "Missing, expired or bad token", "content": _ERROR_CONTENT},
-    404: {"description": "No such object for this user", "content": _ERROR_CONTENT},
-    409: {"description": "Conflicts with the current state", "content": _ERROR_CONTENT},
-    413: {"description": "Body larger than 64 KiB", "content": _ERROR_CONTENT},
+    401: {"description": "Missing, expired or bad token", "content": ERROR_CONTENT},
+    404: {"description": "No such object for this user", "content": ERROR_CONTENT},
+    409: {"description": "Conflicts with the current state", "content": ERROR_CONTENT},
+    413: {"description": "Body larger than 64 KiB", "content": ERROR_CONTENT},
 }
 _TAGS = ["memories"]
 
@@ -64,7 +64,7 @@ def _no_content() -> Response[str]:
     return Response(status_code=204, content_type=content_types.APPLICATION_JSON, body="")
 
 
-@router.get("/v1/memories", summary="List your memories", tags=_TAGS, responses=_ERRORS)
+@router.get("/v1/memories", summary="List your memories", tags=_TAGS, responses=ERRORS)
 def list_memories(
     persona: Annotated[PersonaName | None, Query()] = None,
     status: Annotated[StatusFilter, Query()] = StatusFilter.ACTIVE,
@@ -81,7 +81,7 @@ def list_memories(
     return MemoryPage(memories=[MemoryOut.of(m) for m in page.items], next=page.next_cursor)
 
 
-@router.post("/v1/memories", summary="Remember something you state", tags=_TAGS, responses=_ERRORS)
+@router.post("/v1/memories", summary="Remember something you state", tags=_TAGS, responses=ERRORS)
 def create_memory(body: MemoryCreate) -> tuple[MemoryOut, int]:
     created = container().memories.create(
         _user(),
@@ -97,7 +97,7 @@ def create_memory(body: MemoryCreate) -> tuple[MemoryOut, int]:
     return MemoryOut.of(created.memory), 201
 
 
-@router.delete("/v1/memories", summary="Forget everything", tags=_TAGS, responses=_ERRORS)
+@router.delete("/v1/memories", summary="Forget everything", tags=_TAGS, responses=ERRORS)
 def forget_everything() -> Response[str]:
     forgotten = container().memories.forget_everything(_user())
     count("ForgetEverything")
@@ -105,7 +105,7 @@ def forget_everything() -> Response[str]:
     return _no_content()
 
 
-@router.get("/v1/memories/<memory_id>", summary="One memory", tags=_TAGS, responses=_ERRORS)
+@router.get("/v1/memories/<memory_id>", summary="One memory", tags=_TAGS, responses=ERRORS)
 def get_memory(memory_id: MemoryId) -> MemoryOut:
     return MemoryOut.of(container().memories.get(_user(), memory_id))
 
@@ -114,7 +114,7 @@ def get_memory(memory_id: MemoryId) -> MemoryOut:
     "/v1/memories/<memory_id>",
     summary="Correct a memory (the old version is kept as history)",
     tags=_TAGS,
-    responses=_ERRORS,
+    responses=ERRORS,
 )
 def correct_memory(memory_id: MemoryId, body: MemoryCorrection) -> MemoryOut:
     corrected = container().memories.correct(
@@ -124,7 +124,7 @@ def correct_memory(memory_id: MemoryId, body: MemoryCorrection) -> MemoryOut:
     return MemoryOut.of(corrected)
 
 
-@router.delete("/v1/memories/<memory_id>", summary="Delete a memory", tags=_TAGS, responses=_ERRORS)
+@router.delete("/v1/memories/<memory_id>", summary="Delete a memory", tags=_TAGS, responses=ERRORS)
 def delete_memory(memory_id: MemoryId) -> Response[str]:
     container().memories.delete(_user(), memory_id)
     count("MemoryDeleted")
@@ -135,7 +135,7 @@ def delete_memory(memory_id: MemoryId) -> Response[str]:
     "/v1/memories/<memory_id>/history",
     summary="What happened to a memory",
     tags=_TAGS,
-    responses=_ERRORS,
+    responses=ERRORS,
 )
 def memory_history(memory_id: MemoryId) -> HistoryOut:
     events = container().memories.history(_user(), memory_id)
@@ -143,7 +143,7 @@ def memory_history(memory_id: MemoryId) -> HistoryOut:
 
 
 @router.get(
-    "/v1/memory/settings", summary="Your memory settings", tags=["settings"], responses=_ERRORS
+    "/v1/memory/settings", summary="Your memory settings", tags=["settings"], responses=ERRORS
 )
 def get_settings() -> SettingsOut:
     return SettingsOut.of(container().memory_settings.get(_user()))
@@ -153,7 +153,7 @@ def get_settings() -> SettingsOut:
     "/v1/memory/settings",
     summary="Switch memory on or off; set your note",
     tags=["settings"],
-    responses=_ERRORS,
+    responses=ERRORS,
 )
 def put_settings(body: SettingsUpdate) -> SettingsOut:
     updated = container().memory_settings.update(_user(), enabled=body.enabled, note=body.note)
@@ -161,7 +161,7 @@ def put_settings(body: SettingsUpdate) -> SettingsOut:
 
 
 @router.get(
-    "/v1/notices", summary="Memories noted in the background", tags=["notices"], responses=_ERRORS
+    "/v1/notices", summary="Memories noted in the background", tags=["notices"], responses=ERRORS
 )
 def list_notices() -> NoticesOut:
     notices = container().notices.pending(_user())
@@ -172,7 +172,7 @@ def list_notices() -> NoticesOut:
     "/v1/notices/<notice_id>/undo",
     summary="Undo a notice: delete what it announced",
     tags=["notices"],
-    responses=_ERRORS,
+    responses=ERRORS,
 )
 def undo_notice(notice_id: NoticeId) -> UndoOut:
     deleted = container().notices.undo(_user(), notice_id)

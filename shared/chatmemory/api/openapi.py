@@ -8,7 +8,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
 
 import chatmemory
-from chatmemory.api import memories_routes, system_routes
+from chatmemory.api import chat_routes, memories_routes, system_routes
 
 TITLE = "chatmemory"
 DESCRIPTION = (
@@ -21,7 +21,7 @@ DESCRIPTION = (
 def openapi_json() -> str:
     """Built once per process from every router, so it always matches the code."""
     app = APIGatewayHttpResolver(enable_validation=True)
-    for router in (system_routes.router, memories_routes.router):
+    for router in (system_routes.router, memories_routes.router, chat_routes.router):
         app.include_router(router)
     return app.get_openapi_json_schema(
         title=TITLE,

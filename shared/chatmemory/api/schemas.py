@@ -68,6 +68,17 @@ class StatusFilter(StrEnum):
     ALL = "all"
 
 
+class ChatRequest(_Body):
+    conversation_id: Annotated[str, Field(min_length=1, max_length=64)] | None = Field(
+        default=None, description="Omitted: start a new conversation."
+    )
+    message: Annotated[str, Field(min_length=1, max_length=rules.MESSAGE_MAX)]
+    temporary: StrictBool = Field(
+        default=False, description="Reads no memory and writes none; messages expire."
+    )
+    persona: PersonaName | None = Field(default=None, description='Default "assistant".')
+
+
 # ---- responses ---------------------------------------------------------------------------
 
 
@@ -195,3 +206,33 @@ class ErrorOut(BaseModel):
 
 def _opt(value: datetime | None) -> str | None:
     return None if value is None else to_api(value)
+
+
+class TurnOut(BaseModel):
+    role: str
+    content: str
+
+
+class RememberedOut(BaseModel):
+    memory_id: str
+    text: str
+    date: str
+
+
+class BlocksOut(BaseModel):
+    system: str
+    profile: str
+    note: str
+    summary: str
+    recent: list[TurnOut]
+    memories: list[RememberedOut]
+
+
+class ContextOut(BaseModel):
+    conversation_id: str | None
+    blocks: BlocksOut
+    memories_used: list[str]
+    prompt_tokens: int = Field(
+        description="Estimated Claude input tokens of the rendered prompt (≈4 chars per "
+        "token for Latin script, 1 per CJK character; see domain/tokens.py)."
+    )

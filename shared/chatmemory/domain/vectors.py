@@ -21,7 +21,9 @@ def pack(vector: Sequence[float] | npt.NDArray[np.floating]) -> bytes:
     if not np.all(np.isfinite(values)):
         raise InvalidField("embedding", "must be finite")
     peak = float(np.max(np.abs(values)))
-    scale = peak / 127.0 if peak > 0 else 1.0
+    # A vector this close to zero has no direction worth keeping (and its scale would
+    # underflow); it packs as zeros.
+    scale = peak / 127.0 if peak > 1e-30 else 1.0
     codes = np.clip(np.rint(values / scale), -127, 127).astype(np.int8)
     header: bytes = _HEADER.pack(values.size, scale)
     body: bytes = codes.tobytes()
@@ -42,3 +44,26 @@ def unpack(blob: bytes) -> npt.NDArray[np.float32]:
 def dimensions(blob: bytes) -> int:
     dims: int = _HEADER.unpack_from(blob)[0]
     return dims
+
+
+def pack_rows(rows: npt.NDArray[np.floating] | Sequence[Sequence[float]]) -> bytes:
+    """Several vectors in one blob (e.g. what a memory says, then what it is useful for)."""
+    matrix = np.asarray(rows, dtype=np.float32)
+    if matrix.ndim != 2 or matrix.shape[0] == 0:
+        raise InvalidField("embedding", "must be a non-empty list of vectors")
+    return b"".join(pack(row) for row in matrix)
+
+
+def unpack_rows(blob: bytes) -> npt.NDArray[np.float32]:
+    """Every vector `pack_rows` (or `pack`) stored, as the rows of one matrix."""
+    rows = []
+    offset = 0
+    while offset < len(blob):
+        dims, scale = _HEADER.unpack_from(blob, offset)
+        start = offset + _HEADER.size
+        codes = np.frombuffer(blob, dtype=np.int8, count=dims, offset=start)
+        rows.append(codes.astype(np.float32) * np.float32(scale))
+        offset = start + dims
+    if not rows:
+        raise InvalidField("embedding", "is not a packed vector")
+    return np.stack(rows)

@@ -25,6 +25,7 @@ from chatmemory.domain.memory import Memory, StatedBy, Status
 from chatmemory.domain.secrets import refuse_secrets
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports import MAX_PAGE, Clock, MemoryQuery, Page, Store
+from chatmemory.services.indexing import MemoryIndexer
 
 # How many deterministic ids to try before giving up on determinism for this belief.
 _MAX_ID_GENERATIONS = 20
@@ -52,11 +53,16 @@ class Created:
 
 
 class MemoryService:
-    """Writes every change with its memory event, and refuses secrets before anything else."""
+    """Writes every change with its memory event, and refuses secrets before anything else.
 
-    def __init__(self, store: Store, clock: Clock) -> None:
+    With an indexer, every new version is written with its vectors and published to the
+    vector index; deletes withdraw it (the read path filters tombstones regardless).
+    """
+
+    def __init__(self, store: Store, clock: Clock, indexer: MemoryIndexer | None = None) -> None:
         self._store = store
         self._clock = clock
+        self._indexer = indexer
 
     # ---- reads ----------------------------------------------------------------------
 
@@ -117,11 +123,13 @@ class MemoryService:
             existing = self._store.get_memory(user_id, memory_id)
             if existing is not None and existing.status is Status.ACTIVE:
                 return Created(existing, created=False)
-            memory = self._build(user_id, memory_id, new, now)
+            memory = self._prepared(self._build(user_id, memory_id, new, now))
             if self._store.add_memory(memory, [self._event(memory, Op.ADD, actor, now)]):
+                self._publish(memory)
                 return Created(memory, created=True)
-        memory = self._build(user_id, new_memory_id(), new, now)
+        memory = self._prepared(self._build(user_id, new_memory_id(), new, now))
         self._store.add_memory(memory, [self._event(memory, Op.ADD, actor, now)])
+        self._publish(memory)
         return Created(memory, created=True)
 
     def correct(
@@ -170,14 +178,17 @@ class MemoryService:
             valid_from=current.valid_from,
             valid_until=valid_until if valid_until is not None else current.valid_until,
             supersedes=current.memory_id,
-            meta=current.meta,
+            meta={k: v for k, v in current.meta.items() if k != "uses"},
             embedding=None,
         )
+        corrected = self._prepared(corrected)
         events = [
             self._event(current, Op.UPDATE, actor, now, related=corrected.memory_id),
             self._event(corrected, Op.ADD, actor, now, related=current.memory_id),
         ]
         self._store.supersede_memory(user_id, current.memory_id, corrected, events)
+        self._withdraw(user_id, [current.memory_id])
+        self._publish(corrected)
         return corrected
 
     def delete(self, user_id: str, memory_id: str, *, actor: Actor = Actor.USER) -> Tombstone:
@@ -187,6 +198,7 @@ class MemoryService:
         tombstone = self._tombstone_for(user_id, [target, *versions], actor)
         event = self._event(target, Op.DELETE, actor, tombstone.deleted_at)
         self._store.tombstone_memories(user_id, [tombstone], [event])
+        self._withdraw(user_id, tombstone.versions)
         return tombstone
 
     def delete_many(
@@ -220,9 +232,21 @@ class MemoryService:
                 batch, events = [], []
         if batch:
             self._store.tombstone_memories(user_id, batch, events)
+        self._withdraw(user_id, [memory.memory_id for memory in everything])
         return len(everything)
 
     # ---- helpers --------------------------------------------------------------------
+
+    def _prepared(self, memory: Memory) -> Memory:
+        return self._indexer.prepare(memory) if self._indexer else memory
+
+    def _publish(self, memory: Memory) -> None:
+        if self._indexer:
+            self._indexer.publish(memory)
+
+    def _withdraw(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        if self._indexer and memory_ids:
+            self._indexer.withdraw(user_id, memory_ids)
 
     def _require_enabled(self, user_id: str, persona: str) -> None:
         if not self._store.get_settings(user_id).allows(persona):

@@ -1,0 +1,142 @@
+"""The prompt: built from blocks in one fixed, cache-friendly order. Pure.
+
+Order (seed 002): system rules, profile, note, summary, recent turns, the retrieved
+memories with their dates, the new message. Stable parts come first so the provider's
+prompt cache keeps working: breakpoints after the system rules (never change), after
+profile + note + summary (change on a profile rebuild or a fold), and on the last recent
+turn (grows until the next fold). The rendered prompt is a pure function of the blocks
+and the new message — `/v1/context` returns exactly the blocks a chat turn renders.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from chatmemory.domain.tokens import estimate_tokens
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    role: str  # "user" | "assistant"
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class RememberedLine:
+    """A memory as the model sees it: its words and when it was last stated."""
+
+    memory_id: str
+    text: str
+    date: str  # YYYY-MM-DD, the day it was stated (or last corrected)
+
+    @property
+    def month(self) -> str:
+        return self.date[:7]
+
+
+@dataclass(frozen=True, slots=True)
+class ContextBlocks:
+    system: str
+    profile: str = ""
+    note: str = ""
+    summary: str = ""
+    recent: tuple[Turn, ...] = ()
+    memories: tuple[RememberedLine, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SystemBlock:
+    text: str
+    cache: bool = False  # a prompt-cache breakpoint after this block
+
+
+@dataclass(frozen=True, slots=True)
+class PromptMessage:
+    role: str
+    content: str
+    cache: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedPrompt:
+    system: tuple[SystemBlock, ...]
+    messages: tuple[PromptMessage, ...]
+    tokens: int = field(default=0)
+
+    def text(self) -> str:
+        """Everything the model reads, in order (for token counts and leak checks)."""
+        parts = [block.text for block in self.system]
+        parts += [f"{m.role}: {m.content}" for m in self.messages]
+        return "\n\n".join(parts)
+
+
+def render_profile_block(profile: str, note: str) -> str:
+    parts = []
+    if profile:
+        parts.append(f"<profile>\nWhat you know about the user:\n{profile}\n</profile>")
+    if note:
+        parts.append(
+            "<user_note>\nWhat the user asked every assistant to remember about them, "
+            f"in their words:\n{note}\n</user_note>"
+        )
+    return "\n\n".join(parts)
+
+
+def render_summary_block(summary: str) -> str:
+    if not summary:
+        return ""
+    return (
+        f"<conversation_summary>\nEarlier in this conversation:\n{summary}\n</conversation_summary>"
+    )
+
+
+def render_memories(lines: tuple[RememberedLine, ...]) -> str:
+    if not lines:
+        return ""
+    rendered = "\n".join(f"- {line.text} (last mentioned {line.month})" for line in lines)
+    return (
+        "<memories>\nThings the user told you before that may matter for this message. "
+        "Use them only if they help; they may be out of date, so speak of them as what the "
+        'user said then ("last time you mentioned…"), and do not recite them.\n'
+        f"{rendered}\n</memories>"
+    )
+
+
+def _alternating(turns: list[Turn]) -> list[Turn]:
+    """Start with the user and alternate, as the Messages API requires: a window cut
+    mid-exchange drops its leading reply; a turn whose reply failed merges with the next."""
+    while turns and turns[0].role != "user":
+        turns = turns[1:]
+    merged: list[Turn] = []
+    for turn in turns:
+        if merged and merged[-1].role == turn.role:
+            merged[-1] = Turn(turn.role, f"{merged[-1].content}\n\n{turn.content}")
+        else:
+            merged.append(turn)
+    return merged
+
+
+def render(blocks: ContextBlocks, message: str) -> RenderedPrompt:
+    """The prompt for one turn, with its cache breakpoints and an estimated token count."""
+    system: list[SystemBlock] = [SystemBlock(blocks.system, cache=True)]
+    stable = "\n\n".join(
+        part
+        for part in (
+            render_profile_block(blocks.profile, blocks.note),
+            render_summary_block(blocks.summary),
+        )
+        if part
+    )
+    if stable:
+        system.append(SystemBlock(stable, cache=True))
+    memories = render_memories(blocks.memories)
+    final = f"{memories}\n\n{message}" if memories else message
+    turns = _alternating([*blocks.recent, Turn("user", final)])
+    messages = [
+        PromptMessage(turn.role, turn.content, cache=index == len(turns) - 2)
+        for index, turn in enumerate(turns)
+    ]
+    rendered = RenderedPrompt(system=tuple(system), messages=tuple(messages))
+    return RenderedPrompt(
+        system=rendered.system, messages=rendered.messages, tokens=estimate_tokens(rendered.text())
+    )

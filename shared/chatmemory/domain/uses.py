@@ -1,0 +1,147 @@
+"""What a memory is useful for: the situations in which an assistant should recall it.
+
+A memory's words rarely appear in the message that needs it ("Is vegetarian." is needed
+by "any ideas for dinner?"). So besides what a memory says, we index what it is for.
+The extractor writes specific uses per memory; memories that arrive without them (typed
+by the user, saved by the offline model) get the uses of their category from this table.
+Each entry describes requests a person makes, never facts about a particular person.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+CATEGORY_USES: Mapping[str, tuple[str, ...]] = {
+    "diet": (
+        "what should I eat or cook",
+        "meal ideas and recipes",
+        "choosing a restaurant or ordering food",
+        "grocery shopping and snacks",
+        "is this food or drink ok for me",
+    ),
+    "location": (
+        "weather and what to wear today",
+        "things to do nearby this weekend",
+        "local events, shops and services",
+        "commute, traffic and getting around town",
+        "time zone and local holidays",
+    ),
+    "work": (
+        "career advice and my job",
+        "talking to my manager or colleagues",
+        "meetings, deadlines and projects at the office",
+        "salary, promotion or changing jobs",
+        "writing a work email",
+    ),
+    "education": (
+        "study plan and revision schedule",
+        "preparing for an exam or test",
+        "courses, classes and homework",
+        "applying to university or a program",
+        "learning a subject faster",
+    ),
+    "family": (
+        "gift ideas for someone in my family",
+        "plans and activities with my kids or partner",
+        "parenting questions",
+        "family events, birthdays and visits",
+        "advice about a relative",
+    ),
+    "pets": (
+        "caring for my pet",
+        "pet food, walks, grooming and the vet",
+        "travelling or moving with an animal",
+        "keeping my pet safe, calm or healthy",
+    ),
+    "health": (
+        "exercise and workout plans",
+        "is this safe for me to eat, take or do",
+        "symptoms, medication and doctors",
+        "sleep, stress and wellbeing",
+    ),
+    "hobbies": (
+        "what to do in my free time",
+        "gear, practice and getting better at my hobby",
+        "gift ideas for me",
+        "clubs, events and weekend plans",
+    ),
+    "language": (
+        "translate or explain in a language I speak",
+        "learning or practising a language",
+        "which language to answer in",
+    ),
+    "travel": (
+        "planning a trip, itinerary and packing",
+        "flights, hotels, visas and bookings",
+        "things to do at my destination",
+    ),
+    "preferences": (
+        "how to format or phrase an answer for me",
+        "recommendations that match my taste",
+        "choosing between options",
+    ),
+    "relationships": (
+        "advice about a friend or partner",
+        "plans with people I know",
+        "gift ideas and messages for someone close",
+    ),
+    "goals": (
+        "planning my next steps",
+        "staying motivated and tracking progress",
+        "deciding what to prioritise",
+    ),
+    "finance": (
+        "budgeting and saving money",
+        "spending, bills and big purchases",
+        "investing, loans and taxes",
+    ),
+    "home": (
+        "repairs, furniture and chores at home",
+        "moving house or renting",
+        "cleaning, garden and household tips",
+    ),
+    "schedule": (
+        "planning my day or week",
+        "when am I free or busy",
+        "reminders, appointments and timing",
+    ),
+    "tech": (
+        "fixing or setting up my phone, laptop or apps",
+        "which device, software or tool to use",
+        "troubleshooting my setup",
+    ),
+}
+
+#: short descriptions used to guess the category of a memory typed without one
+CATEGORY_DESCRIPTIONS: Mapping[str, str] = {
+    "diet": "food, eating habits, diet, allergies to food, cooking",
+    "location": "where the person lives, their city, neighbourhood or country",
+    "work": "the person's job, employer, profession, colleagues and career",
+    "education": "studies, school, university, exams and courses",
+    "family": "spouse, partner, children, parents, siblings and relatives",
+    "pets": "pets and animals the person owns",
+    "health": "health conditions, fitness, medication, sleep and wellbeing",
+    "hobbies": "hobbies, sports, games, music, art and free-time activities",
+    "language": "languages the person speaks or is learning",
+    "travel": "trips, holidays, travel plans and places visited",
+    "preferences": "likes, dislikes and how the person wants answers given",
+    "relationships": "friends, dating and the people in the person's life",
+    "goals": "ambitions, plans and goals the person is working towards",
+    "finance": "money, budget, savings, investments and debts",
+    "home": "the person's house or flat, chores and household",
+    "schedule": "routines, appointments, working hours and availability",
+    "tech": "the devices, computers, phones and software the person uses",
+}
+
+
+def uses_for(category: str, given: Sequence[str] = ()) -> tuple[str, ...]:
+    """The uses to index: the memory's own if it has any, else its category's."""
+    own = tuple(use.strip() for use in given if use and use.strip())
+    if own:
+        return own
+    return tuple(CATEGORY_USES.get(category, ()))
+
+
+def uses_text(uses: Sequence[str]) -> str:
+    """One string to embed for all of a memory's uses."""
+    return "; ".join(uses)

@@ -1,0 +1,177 @@
+"""Builds exactly what a chat turn sends to the model: `/v1/context` returns it as is.
+
+Unless the chat is temporary or memory is off for this user and persona: the profile,
+the note and the memories recalled for this message. Always: the conversation's summary
+and its recent turns. Tombstones are checked before anything enters the prompt — a
+profile or a summary that may still hold a deleted memory (its purge has not finished)
+is withheld, not trusted.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+from importlib import resources
+
+from chatmemory.domain import rules
+from chatmemory.domain.conversation import Conversation, Message
+from chatmemory.domain.errors import ConversationNotFound
+from chatmemory.domain.ids import is_conversation_id, parse_message_id
+from chatmemory.domain.prompt import ContextBlocks, RememberedLine, RenderedPrompt, Turn, render
+from chatmemory.domain.tombstone import Tombstone
+from chatmemory.ports import Clock, Store
+from chatmemory.services.retrieval import Recalled, Retriever, recall_safely
+
+log = logging.getLogger(__name__)
+
+#: verbatim turns kept after the summary; folding keeps this under 12 exchanges
+RECENT_MESSAGES_CAP = 24
+
+
+def chat_system_prompt() -> str:
+    return (
+        resources.files("chatmemory.prompts").joinpath("chat_system.txt").read_text("utf-8").strip()
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class ContextRequest:
+    user_id: str
+    message: str
+    conversation_id: str | None = None
+    temporary: bool = False
+    persona: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class BuiltContext:
+    conversation: Conversation | None
+    persona: str
+    temporary: bool
+    memory_on: bool  # False: temporary chat or memory switched off — nothing read or written
+    blocks: ContextBlocks
+    recalled: tuple[Recalled, ...]
+    rendered: RenderedPrompt
+    degraded: bool  # recall failed and the turn goes on without memories
+
+    @property
+    def memories_used(self) -> list[str]:
+        return [line.memory_id for line in self.blocks.memories]
+
+
+class ContextService:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        retriever: Retriever,
+        system_prompt: str | None = None,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._retriever = retriever
+        self._system = system_prompt or chat_system_prompt()
+
+    def build(self, request: ContextRequest) -> BuiltContext:
+        conversation = self._conversation(request)
+        persona = request.persona or (
+            conversation.persona if conversation else rules.DEFAULT_PERSONA
+        )
+        temporary = request.temporary or bool(conversation and conversation.temporary)
+        settings = self._store.get_settings(request.user_id)
+        memory_on = settings.allows(persona) and not temporary
+
+        pending = (
+            self._store.list_tombstones(request.user_id, unpurged_only=True)
+            if memory_on or conversation
+            else []
+        )
+        summary, recent = self._short_term(conversation, pending)
+        profile_text, note = "", ""
+        recalled: list[Recalled] = []
+        degraded = False
+        if memory_on:
+            profile_text = self._profile(request.user_id, persona, pending)
+            note = settings.note
+            recalled, degraded = recall_safely(
+                self._retriever, request.user_id, request.message, persona=persona
+            )
+        blocks = ContextBlocks(
+            system=self._system,
+            profile=profile_text,
+            note=note,
+            summary=summary,
+            recent=recent,
+            memories=tuple(
+                RememberedLine(
+                    memory_id=item.memory.memory_id,
+                    text=item.memory.text,
+                    date=item.memory.created_at.date().isoformat(),
+                )
+                for item in recalled
+            ),
+        )
+        return BuiltContext(
+            conversation=conversation,
+            persona=persona,
+            temporary=temporary,
+            memory_on=memory_on,
+            blocks=blocks,
+            recalled=tuple(recalled),
+            rendered=render(blocks, request.message),
+            degraded=degraded,
+        )
+
+    def _conversation(self, request: ContextRequest) -> Conversation | None:
+        if request.conversation_id is None:
+            return None
+        if not is_conversation_id(request.conversation_id):
+            raise ConversationNotFound(request.conversation_id)
+        conversation = self._store.get_conversation(request.user_id, request.conversation_id)
+        if conversation is None:
+            raise ConversationNotFound(request.conversation_id)
+        return conversation
+
+    def _short_term(
+        self, conversation: Conversation | None, pending: list[Tombstone]
+    ) -> tuple[str, tuple[Turn, ...]]:
+        if conversation is None:
+            return "", ()
+        messages: list[Message] = self._store.list_messages(
+            conversation.user_id,
+            conversation.conversation_id,
+            after_seq=conversation.summary_upto_seq,
+            last=RECENT_MESSAGES_CAP,
+        )
+        recent = tuple(Turn(m.role.value, m.content) for m in messages)
+        summary = conversation.summary
+        if summary and _summary_may_hold_deleted(conversation, pending):
+            log.info("summary withheld until its purge rebuilds it")
+            summary = ""
+        return summary, recent
+
+    def _profile(self, user_id: str, persona: str, pending: list[Tombstone]) -> str:
+        profile = self._store.get_profile(user_id, persona)
+        if profile is None:
+            return ""
+        deleted = {version for tombstone in pending for version in tombstone.versions}
+        if deleted & set(profile.built_from):
+            log.info("profile withheld until its purge rebuilds it")
+            return ""
+        return profile.text
+
+
+def _summary_may_hold_deleted(conversation: Conversation, pending: list[Tombstone]) -> bool:
+    """True if a not-yet-purged deletion came from a message this summary already covers."""
+    for tombstone in pending:
+        if conversation.conversation_id not in tombstone.conversation_ids:
+            continue
+        sources = [parse_message_id(m) for m in tombstone.source_message_ids]
+        here = [
+            source[1]
+            for source in sources
+            if source is not None and source[0] == conversation.conversation_id
+        ]
+        if not here or min(here) <= conversation.summary_upto_seq:
+            return True
+    return False

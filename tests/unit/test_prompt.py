@@ -1,0 +1,84 @@
+"""The prompt is a pure function of the blocks and the message, in a fixed order."""
+
+from __future__ import annotations
+
+from chatmemory.domain.prompt import ContextBlocks, RememberedLine, Turn, render
+
+
+def blocks(**changes: object) -> ContextBlocks:
+    values: dict[str, object] = {
+        "system": "SYSTEM RULES",
+        "profile": "Vegetarian; lives in Bengaluru.",
+        "note": "Call me Al.",
+        "summary": "Planned a trip to Goa.",
+        "recent": (Turn("user", "RECENT-USER"), Turn("assistant", "RECENT-REPLY")),
+        "memories": (RememberedLine("mem_1", "Is preparing for GATE.", "2026-07-14"),),
+    }
+    values.update(changes)
+    return ContextBlocks(**values)  # type: ignore[arg-type]
+
+
+def test_blocks_appear_in_the_fixed_cache_friendly_order() -> None:
+    text = render(blocks(), "How should I plan my week?").text()
+
+    positions = [
+        text.index(part)
+        for part in (
+            "SYSTEM RULES",
+            "Vegetarian",
+            "Call me Al.",
+            "Planned a trip",
+            "RECENT-USER",
+            "RECENT-REPLY",
+            "Is preparing for GATE.",
+            "How should I plan my week?",
+        )
+    ]
+    assert positions == sorted(positions)
+
+
+def test_stable_parts_carry_the_cache_breakpoints() -> None:
+    prompt = render(blocks(), "next message")
+
+    assert [b.cache for b in prompt.system] == [True, True]
+    assert prompt.system[0].text == "SYSTEM RULES"
+    assert [m.cache for m in prompt.messages] == [False, True, False]  # the last recent turn
+
+
+def test_memories_are_dated_so_the_model_can_say_last_time() -> None:
+    final = render(blocks(), "next").messages[-1].content
+
+    assert "Is preparing for GATE. (last mentioned 2026-07)" in final
+
+
+def test_the_same_blocks_render_the_same_prompt() -> None:
+    assert render(blocks(), "m") == render(blocks(), "m")
+
+
+def test_empty_blocks_leave_no_trace() -> None:
+    prompt = render(ContextBlocks(system="S"), "hello")
+
+    assert len(prompt.system) == 1
+    assert [(m.role, m.content) for m in prompt.messages] == [("user", "hello")]
+    assert "<memories>" not in prompt.text() and "<profile>" not in prompt.text()
+
+
+def test_turns_alternate_starting_with_the_user() -> None:
+    recent = (
+        Turn("assistant", "cut off reply"),
+        Turn("user", "first"),
+        Turn("assistant", "answer"),
+        Turn("user", "unanswered"),
+    )
+
+    prompt = render(blocks(recent=recent, memories=()), "again")
+
+    assert [m.role for m in prompt.messages] == ["user", "assistant", "user"]
+    assert prompt.messages[-1].content == "unanswered\n\nagain"
+
+
+def test_the_token_estimate_grows_with_the_prompt() -> None:
+    small = render(ContextBlocks(system="S"), "hi").tokens
+    large = render(blocks(), "hi").tokens
+
+    assert 0 < small < large
