@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install lint typecheck unit clean
+.PHONY: run test install lint typecheck unit bench clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "chatmemory needs Python >= 3.11")'
@@ -32,6 +32,15 @@ typecheck: install
 
 unit: install
 	$(BIN)/python -m pytest
+
+## Benchmarks (not tests): retrieval latency and quality against mem0, token budget
+BENCH_STAMP := $(VENV)/.bench-installed
+$(BENCH_STAMP): $(STAMP)
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[local,dev,bench]'
+	@touch $(BENCH_STAMP)
+
+bench: $(BENCH_STAMP)
+	$(BIN)/python bench/retrieval.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info shared/*.egg-info .pytest_cache .mypy_cache .ruff_cache

@@ -11,6 +11,7 @@ constructing `Mem0Baseline` does, and raises a clear error if it is missing.
 Process-wide caveat: mem0 reads `MEM0_DIR` and `MEM0_TELEMETRY` once, when it is first
 imported, so the first `Mem0Baseline` in a process fixes them; later instances reuse that
 MEM0_DIR (only mem0's `config.json` lives there; each instance's data stays in its workdir).
+The offline variables set here (see `_OFFLINE_ENV`) stay set for the rest of the process.
 """
 
 from __future__ import annotations

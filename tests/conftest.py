@@ -43,3 +43,9 @@ def store(
     """Each test that asks for a store runs once on SQLite and once on DynamoDB (moto)."""
     with open_store(request.param, clock, tmp_path) as opened:
         yield opened
+
+
+@pytest.fixture(scope="session")
+def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """One folder for derived model files (the ONNX export) for the whole test run."""
+    return tmp_path_factory.mktemp("models")

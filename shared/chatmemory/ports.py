@@ -6,7 +6,6 @@ there is no way to ask a store about "everyone" on the request path.
 
 from __future__ import annotations
 
-import json
 from abc import ABC, abstractmethod
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -60,31 +59,18 @@ class MemoryQuery:
 
 @dataclass(frozen=True, slots=True)
 class MemoryDigest:
-    """The lean view of an active memory that retrieval scores (no full row, no history).
+    """What per-turn recall needs to know about an active memory, without its vectors.
 
-    `embedding` packs one or more vectors (what the memory says, then what it is useful
-    for); None if it was never embedded.
+    `version` changes whenever the row's vectors may have changed, so an in-process index
+    can keep decoded vectors and re-read only what changed. `borrowed_uses`: its uses
+    came from its category, not from the memory itself.
     """
 
     memory_id: str
     persona: str
-    text: str
-    category: str
-    kind: str
     importance: int
-    created_at: datetime
-    last_used_at: datetime | None
-    valid_until: datetime | None
-    embedding: bytes | None
-    uses: tuple[str, ...] = ()
-
-
-def uses_from_meta(meta_json: str | None) -> tuple[str, ...]:
-    """`meta["uses"]` from a row's JSON meta, cheaply: most rows have none."""
-    if not meta_json or '"uses"' not in meta_json:
-        return ()
-    uses = json.loads(meta_json).get("uses")
-    return tuple(str(use) for use in uses) if isinstance(uses, list) else ()
+    version: str
+    borrowed_uses: bool = False
 
 
 class Store(ABC):
@@ -149,11 +135,14 @@ class Store(ABC):
 
     @abstractmethod
     def memory_digests(self, user_id: str, persona: str | None = None) -> list[MemoryDigest]:
-        """The lean view of every visible active memory (all personas if None).
+        """Every visible active memory, lean (all personas if None), newest first.
 
-        This is the read path's hot loop: one query, no history rows, no full entities.
-        `uses` comes from the row's `meta["uses"]`.
+        The read path's hot loop: one query, no vectors, no history rows, no entities.
         """
+
+    @abstractmethod
+    def memory_embeddings(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, bytes]:
+        """The packed vectors of these memories (those that have any), by id."""
 
     @abstractmethod
     def supersede_memory(
@@ -372,6 +361,11 @@ class Embedder(ABC):
 class VectorHit:
     memory_id: str
     score: float  # cosine similarity, best of the memory's vectors
+    said: float | None = None  # cosine to what the memory says (row 0), if known
+    useful: float | None = None  # best cosine to what it is useful for (rows 1+), if any
+    # Known to an index that reads the store itself (so its hits are visible rows):
+    importance: int | None = None
+    borrowed_uses: bool | None = None
 
 
 class VectorIndex(ABC):

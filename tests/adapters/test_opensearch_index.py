@@ -457,7 +457,7 @@ def test_search_filters_on_user_status_and_expiry_inside_the_knn_clause(
     # Efficient filtering: the filter is a parameter of the knn clause, not a post-filter
     assert request.body == {
         "size": 20,
-        "_source": ["memory_id"],
+        "_source": ["memory_id", "row"],
         "query": {
             "knn": {
                 "embedding": {

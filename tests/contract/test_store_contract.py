@@ -215,16 +215,15 @@ def test_limit_outside_1_to_100_is_refused(store: Store) -> None:
             store.list_memories(ALICE, limit=bad)
 
 
-def test_digests_hold_only_what_retrieval_may_use(store: Store, clock: ManualClock) -> None:
+def test_digests_list_exactly_the_memories_recall_may_use(store: Store, clock: ManualClock) -> None:
     # Given active, superseded, closed, deleted, expired and other-persona memories
-    vector = vectors.pack_rows([[1.0, 0.0], [0.0, 1.0]])
     veg = builders.memory(
         ALICE,
         "Is vegetarian.",
         clock.now(),
-        category="diet",
-        embedding=vector,
-        meta={"uses": ["dinner ideas", "recipes"]},
+        importance=8,
+        embedding=vectors.pack_rows([[1.0, 0.0], [0.0, 1.0]]),
+        meta={"uses": ["dinner ideas"], "uses_from": "category"},
     )
     pune = builders.memory(ALICE, "Lives in Pune.", clock.now())
     goa = builders.memory(ALICE, "Lives in Goa.", clock.now(), supersedes=pune.memory_id)
@@ -244,18 +243,36 @@ def test_digests_hold_only_what_retrieval_may_use(store: Store, clock: ManualClo
     store.add_memory(builders.memory(BOB, "Bob's fact.", clock.now()))
     clock.advance(timedelta(hours=2))
 
-    # When retrieval reads the digests
+    # When recall reads the digests
     digests = {d.memory_id: d for d in store.memory_digests(ALICE)}
 
-    # Then only active, visible, unexpired rows are there, with their vectors and uses
+    # Then only active, visible, unexpired rows are there, with what scoring needs
     assert set(digests) == {veg.memory_id, goa.memory_id, warren.memory_id}
-    assert digests[veg.memory_id].uses == ("dinner ideas", "recipes")
-    assert digests[veg.memory_id].embedding == vector
-    assert digests[veg.memory_id].category == "diet" and digests[veg.memory_id].text == veg.text
-    assert digests[goa.memory_id].uses == () and digests[goa.memory_id].embedding is None
+    assert digests[veg.memory_id].importance == 8 and digests[veg.memory_id].borrowed_uses
+    assert not digests[goa.memory_id].borrowed_uses
     assert [d.memory_id for d in store.memory_digests(ALICE, "warren")] == [warren.memory_id]
+    assert store.memory_embeddings(ALICE, [veg.memory_id, goa.memory_id, "mem_x"]) == {
+        veg.memory_id: veg.embedding
+    }
+    assert store.memory_embeddings(BOB, [veg.memory_id]) == {}
     store.forget_everything(ALICE, clock.now())
     assert store.memory_digests(ALICE) == []
+
+
+def test_a_digest_version_changes_when_the_vectors_may_have(
+    store: Store, clock: ManualClock
+) -> None:
+    memory = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    store.add_memory(memory)
+    [before] = store.memory_digests(ALICE)
+    clock.advance(timedelta(seconds=1))
+
+    store.put_memory(
+        memory.with_changes(embedding=vectors.pack([1.0, 0.0]), updated_at=clock.now())
+    )
+
+    [after] = store.memory_digests(ALICE)
+    assert before.version != after.version
 
 
 def test_get_memories_returns_visible_rows_in_the_order_asked(

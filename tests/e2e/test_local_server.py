@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import os
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -66,8 +67,8 @@ class Running:
 
 
 @pytest.fixture
-def server(tmp_path: Path) -> Iterator[Running]:
-    settings = Settings(state_dir=tmp_path, project_root=ROOT)
+def server(tmp_path: Path, model_cache: Path) -> Iterator[Running]:
+    settings = Settings(state_dir=tmp_path, project_root=ROOT, model_cache=model_cache)
     use_container(Container(settings, SystemClock()))
     secret = load_or_create_secret(tmp_path)
     tokens = LocalTokens(secret)
@@ -216,7 +217,10 @@ def test_bad_input_over_http_writes_nothing(server: Running) -> None:
     assert server.call("GET", "/v1/memories?status=all", token=alice).body["memories"] == []
 
 
-def test_the_cli_serves_and_mints_tokens_for_the_same_state_folder(tmp_path: Path) -> None:
+def test_the_cli_serves_and_mints_tokens_for_the_same_state_folder(
+    tmp_path: Path, model_cache: Path
+) -> None:
+    environment = {**os.environ, "CHATMEMORY_MODEL_CACHE": str(model_cache)}
     # Given the CLI serving on a free port from a fresh state folder
     process = subprocess.Popen(  # noqa: S603 - our own CLI
         [
@@ -233,6 +237,7 @@ def test_the_cli_serves_and_mints_tokens_for_the_same_state_folder(tmp_path: Pat
         stderr=subprocess.DEVNULL,
         text=True,
         cwd=ROOT,
+        env=environment,
     )
     try:
         assert process.stdout is not None
@@ -253,6 +258,7 @@ def test_the_cli_serves_and_mints_tokens_for_the_same_state_folder(tmp_path: Pat
             text=True,
             check=True,
             cwd=ROOT,
+            env=environment,
         ).stdout
         # Then the token is the only output and the server accepts it
         assert token.count("\n") == 1 and token.count(".") == 2

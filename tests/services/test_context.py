@@ -9,6 +9,7 @@ import pytest
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.hashing_embedder import HashingEmbedder
+from chatmemory.adapters.opensearch_index import OpenSearchIndex
 from chatmemory.domain.conversation import Role
 from chatmemory.domain.errors import ConversationNotFound
 from chatmemory.domain.ids import message_id_for
@@ -18,9 +19,10 @@ from chatmemory.services.context import ContextRequest, ContextService
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService, NewMemory
 from chatmemory.services.memory_settings import SettingsService
-from chatmemory.services.relevance import RelevanceModel
+from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
 from tests.support import builders
+from tests.support.opensearch_fake import FakeCollection
 
 ALICE, BOB = "alice", "bob"
 
@@ -33,7 +35,7 @@ class Wiring:
         self.memories = MemoryService(store, clock, MemoryIndexer(embedder, self.index))
         self.settings = SettingsService(store, clock)
         # Hashing vectors know spelling only: these tests share words on purpose.
-        relevance = RelevanceModel(embedder.name, threshold=0.25)
+        relevance = RelevanceModel(embedder, params_for(embedder.name, threshold=0.25))
         self.context = ContextService(
             store, clock, Retriever(store, embedder, self.index, clock, relevance)
         )
@@ -44,6 +46,19 @@ class Wiring:
     def recalled(self, user: str, message: str, **request: object) -> list[str]:
         built = self.context.build(ContextRequest(user_id=user, message=message, **request))  # type: ignore[arg-type]
         return [line.text for line in built.blocks.memories]
+
+
+def _index(kind: str, store: Store, clock: ManualClock) -> VectorIndex:
+    if kind == "exact":
+        return ExactIndex(store)
+    opensearch = OpenSearchIndex(
+        client=FakeCollection(refresh_on_write=True).client(),
+        index_name="memories",
+        dimensions=384,
+        clock=clock,
+    )
+    opensearch.ensure_index()
+    return opensearch
 
 
 @pytest.fixture
@@ -77,9 +92,11 @@ def test_a_memory_saved_now_is_used_on_the_very_next_request(wiring: Wiring) -> 
     ]
 
 
+@pytest.mark.parametrize("index_kind", ["exact", "opensearch"])
 def test_deleted_superseded_and_expired_memories_never_reach_the_context(
-    wiring: Wiring, clock: ManualClock
+    store: Store, clock: ManualClock, index_kind: str
 ) -> None:
+    wiring = Wiring(store, clock, index=_index(index_kind, store, clock))
     deleted = wiring.remember(ALICE, "Owns a red bicycle called Rocket.")
     pune = wiring.remember(ALICE, "Lives in Pune near the old fort.")
     wiring.memories.correct(ALICE, pune, text="Lives in Bengaluru near the lake.")
@@ -285,3 +302,30 @@ def test_someone_elses_or_an_unknown_conversation_is_not_found(
             wiring.context.build(
                 ContextRequest(user_id=BOB, message="hi", conversation_id=conversation_id)
             )
+
+
+def test_a_lagging_index_neither_hides_new_memories_nor_revives_deleted_ones(
+    store: Store, clock: ManualClock
+) -> None:
+    # Given OpenSearch that only shows what existed at its last refresh (serverless: 10-60 s)
+    collection = FakeCollection(refresh_on_write=False)
+    index = OpenSearchIndex(
+        client=collection.client(), index_name="memories", dimensions=384, clock=clock
+    )
+    index.ensure_index()
+    wiring = Wiring(store, clock, index=index)
+    old = wiring.remember(ALICE, "Is a vegetarian who loves spicy food.")
+    collection.refresh()
+
+    # When a memory is saved and another deleted before the next refresh
+    wiring.remember(ALICE, "Cooks spicy vegetarian curry every Friday.")
+    wiring.memories.delete(ALICE, old)
+
+    # Then the next request already sees the new one and never the deleted one
+    recalled = wiring.recalled(ALICE, "spicy vegetarian food")
+    assert recalled == ["Cooks spicy vegetarian curry every Friday."]
+    # and after a refresh that may still hold a stale copy, the store's word stands
+    collection.refresh()
+    assert "Is a vegetarian who loves spicy food." not in wiring.recalled(
+        ALICE, "spicy vegetarian food"
+    )

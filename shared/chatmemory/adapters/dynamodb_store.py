@@ -60,7 +60,7 @@ from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.time import epoch_seconds, from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.ports import MAX_PAGE, Clock, MemoryDigest, MemoryQuery, Page, Store, uses_from_meta
+from chatmemory.ports import MAX_PAGE, Clock, MemoryDigest, MemoryQuery, Page, Store
 
 _TRANSACTION_MAX = 100  # DynamoDB's limit on items in one TransactWriteItems
 _ATTEMPTS = 8  # optimistic retries before a lost race is reported as ConcurrentChange
@@ -443,14 +443,9 @@ class DynamoDbStore(Store):
             attributes_to_get=[
                 "memory_id",
                 "persona",
-                "text",
-                "category",
-                "kind",
                 "importance",
-                "created_at",
-                "last_used_at",
+                "updated_at",
                 "valid_until",
-                "embedding",
                 "meta",
                 "hidden",
             ],
@@ -460,22 +455,34 @@ class DynamoDbStore(Store):
             valid_until = cast("datetime | None", row.valid_until)
             if row.hidden or (valid_until is not None and valid_until <= now):
                 continue
+            meta = cast("str | None", row.meta) or ""
             digests.append(
                 MemoryDigest(
                     memory_id=row.memory_id,
                     persona=row.persona,
-                    text=row.text,
-                    category=row.category,
-                    kind=row.kind,
                     importance=int(row.importance),
-                    created_at=row.created_at,
-                    last_used_at=cast("datetime | None", row.last_used_at),
-                    valid_until=valid_until,
-                    embedding=cast("bytes | None", row.embedding),
-                    uses=uses_from_meta(cast("str | None", row.meta)),
+                    # Vectors change only through put_memory, which stamps updated_at.
+                    version=to_storage(row.updated_at),
+                    borrowed_uses='"uses_from": "category"' in meta,
                 )
             )
         return digests
+
+    def memory_embeddings(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, bytes]:
+        wanted = list(dict.fromkeys(memory_ids))
+        if not wanted:
+            return {}
+        pk = _pk(user_id)
+        found: dict[str, bytes] = {}
+        for item in self._items.memory.batch_get(
+            [(pk, _memory_sk(memory_id)) for memory_id in wanted],
+            consistent_read=True,
+            attributes_to_get=["pk", "sk", "memory_id", "embedding"],
+        ):
+            embedding = cast("bytes | None", item.embedding)
+            if embedding:
+                found[item.memory_id] = embedding
+        return found
 
     def _status_change(
         self,

@@ -189,8 +189,8 @@ class OpenSearchIndex(VectorIndex):
             if len(best) >= k or len(hits) < size or size >= MAX_WINDOW:
                 break
             size = min(size * 2, MAX_WINDOW)
-        ranked = sorted(best.items(), key=lambda item: item[1], reverse=True)
-        return [VectorHit(memory_id, score) for memory_id, score in ranked[:k]]
+        ranked = sorted(best.values(), key=lambda hit: (-hit.score, hit.memory_id))
+        return ranked[:k]
 
     # ---- request bodies ---------------------------------------------------------------
 
@@ -221,7 +221,7 @@ class OpenSearchIndex(VectorIndex):
         # the user's rows, where a post-filter could return fewer than k, or none.
         body = {
             "size": size,
-            "_source": ["memory_id"],
+            "_source": ["memory_id", "row"],
             "query": {"knn": {VECTOR_FIELD: {"vector": vector, "k": size, "filter": knn_filter}}},
         }
         response = self._client.search(index=self._index, body=body)
@@ -314,14 +314,27 @@ def _hits(response: Any) -> list[Mapping[str, Any]]:
     return cast(list[Mapping[str, Any]], hits)
 
 
-def _best_per_memory(hits: Sequence[Mapping[str, Any]]) -> dict[str, float]:
-    """Each memory's best cosine among its rows (hits arrive best first, but do not rely on it)."""
-    best: dict[str, float] = {}
+def _best_per_memory(hits: Sequence[Mapping[str, Any]]) -> dict[str, VectorHit]:
+    """Each memory's best cosine among its returned rows, and which kind of row scored it.
+
+    Row 0 embeds what the memory says; rows 1+ what it is useful for. A row that did not
+    make the page is simply unknown (None), never guessed.
+    """
+    said: dict[str, float] = {}
+    useful: dict[str, float] = {}
     for hit in hits:
-        memory_id = str(hit["_source"]["memory_id"])
+        source = hit["_source"]
+        memory_id = str(source["memory_id"])
         score = cosine_from_score(float(hit["_score"]))
-        if score > best.get(memory_id, -2.0):
-            best[memory_id] = score
+        kind = said if int(source.get("row", 0)) == 0 else useful
+        if score > kind.get(memory_id, -2.0):
+            kind[memory_id] = score
+    best: dict[str, VectorHit] = {}
+    for memory_id in {*said, *useful}:
+        scores = [s for s in (said.get(memory_id), useful.get(memory_id)) if s is not None]
+        best[memory_id] = VectorHit(
+            memory_id, max(scores), said=said.get(memory_id), useful=useful.get(memory_id)
+        )
     return best
 
 

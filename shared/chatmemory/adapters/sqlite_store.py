@@ -35,7 +35,6 @@ from chatmemory.ports import (
     MemoryQuery,
     Page,
     Store,
-    uses_from_meta,
 )
 
 _MEMORY_COLUMNS = (
@@ -246,27 +245,29 @@ class SqliteStore(Store):
             clause += " AND persona = ?"
             params.append(persona)
         rows = conn.execute(
-            "SELECT memory_id, persona, text, category, kind, importance, created_at, "
-            "last_used_at, valid_until, embedding, meta FROM memories "
-            f"WHERE {clause} ORDER BY created_at DESC, memory_id DESC",
+            "SELECT memory_id, persona, importance, updated_at || ':' || "
+            'COALESCE(length(embedding), 0), instr(meta, \'"uses_from": "category"\') > 0 '
+            f"FROM memories WHERE {clause} ORDER BY created_at DESC, memory_id DESC",
             params,
         ).fetchall()
-        return [
-            MemoryDigest(
-                memory_id=row[0],
-                persona=row[1],
-                text=row[2],
-                category=row[3],
-                kind=row[4],
-                importance=row[5],
-                created_at=from_storage(row[6]),
-                last_used_at=_opt_parse(row[7]),
-                valid_until=_opt_parse(row[8]),
-                embedding=row[9],
-                uses=uses_from_meta(row[10]),
-            )
-            for row in rows
-        ]
+        return [MemoryDigest(row[0], row[1], row[2], row[3], bool(row[4])) for row in rows]
+
+    def memory_embeddings(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, bytes]:
+        if not memory_ids:
+            return {}
+        conn = self._connection()
+        found: dict[str, bytes] = {}
+        ids = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(ids), 500):  # SQLite caps bound parameters
+            chunk = ids[start : start + 500]
+            marks = ", ".join("?" for _ in chunk)
+            for memory_id, embedding in conn.execute(
+                "SELECT memory_id, embedding FROM memories WHERE user_id = ? "
+                f"AND memory_id IN ({marks}) AND embedding IS NOT NULL",
+                [user_id, *chunk],
+            ):
+                found[memory_id] = embedding
+        return found
 
     def supersede_memory(
         self,

@@ -51,8 +51,9 @@ def parse_instant(field: str, text: str) -> datetime:
 
 
 def from_storage(text: str) -> datetime:
-    """Reads what `to_storage` wrote."""
-    return datetime.strptime(text, _STORAGE_FORMAT).replace(tzinfo=UTC)
+    """Reads what `to_storage` wrote (fromisoformat: ~50x faster than strptime, and the
+    read path parses a few thousand of these per turn)."""
+    return datetime.fromisoformat(text)
 
 
 def epoch_seconds(value: datetime) -> int:

@@ -46,6 +46,11 @@ def dimensions(blob: bytes) -> int:
     return dims
 
 
+def packed_size(dimensions: int) -> int:
+    """Bytes one packed vector of this size takes."""
+    return _HEADER.size + dimensions
+
+
 def pack_rows(rows: npt.NDArray[np.floating] | Sequence[Sequence[float]]) -> bytes:
     """Several vectors in one blob (e.g. what a memory says, then what it is useful for)."""
     matrix = np.asarray(rows, dtype=np.float32)

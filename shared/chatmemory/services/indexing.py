@@ -1,7 +1,8 @@
 """Gives each memory its vectors on write, and keeps the vector index in step with the store.
 
 Vectors are computed once per memory and stored with the row (so the index can always be
-rebuilt): row 0 embeds what the memory says, row 1 what it is useful for.
+rebuilt): row 0 embeds what the memory says, the next rows one use each — as many as fit
+the row's vector budget (a memory row with its vectors stays under 2 KB).
 """
 
 from __future__ import annotations
@@ -14,8 +15,9 @@ import numpy as np
 
 from chatmemory.domain import rules, vectors
 from chatmemory.domain.memory import Memory
-from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, uses_for, uses_text
+from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, uses_for
 from chatmemory.ports import Embedder, VectorIndex, Vectors
+from chatmemory.services.relevance import USES_FROM_CATEGORY
 
 log = logging.getLogger(__name__)
 
@@ -36,9 +38,9 @@ class MemoryIndexer:
         A row written without vectors is embedded later by the read path, so a failing
         embedder never blocks remembering something.
         """
-        uses = self.uses_of(memory)
+        uses, borrowed = self.uses_of(memory)
         try:
-            texts = [memory.text] + ([uses_text(uses)] if uses else [])
+            texts = [memory.text, *uses[: self.max_uses]]
             embedding = vectors.pack_rows(self._embedder.embed(texts))
         except Exception as exc:  # degrade: store the memory, embed it on a later read
             log.warning("embedding failed on write", extra={"error_type": type(exc).__name__})
@@ -46,14 +48,27 @@ class MemoryIndexer:
         meta = dict(memory.meta)
         if uses and "uses" not in meta:
             meta["uses"] = list(uses)
+        if borrowed:
+            meta["uses_from"] = USES_FROM_CATEGORY
         return dataclasses.replace(memory, embedding=embedding, meta=meta)
 
-    def uses_of(self, memory: Memory) -> tuple[str, ...]:
-        given = memory.meta.get("uses") if isinstance(memory.meta.get("uses"), list) else ()
+    @property
+    def max_uses(self) -> int:
+        """How many use vectors fit beside the text's within the row's vector budget."""
+        row_bytes = vectors.packed_size(self._embedder.dimensions)
+        return max(0, _VECTOR_BUDGET_BYTES // row_bytes - 1)
+
+    def uses_of(self, memory: Memory) -> tuple[tuple[str, ...], bool]:
+        """The memory's uses, and whether they were borrowed from its category."""
+        given = memory.meta.get("uses")
+        own = tuple(str(use) for use in given) if isinstance(given, list) else ()
+        if own and memory.meta.get("uses_from") != USES_FROM_CATEGORY:
+            return uses_for(memory.category, own), False
         category = memory.category
-        if not given and category == rules.DEFAULT_CATEGORY:
+        if category == rules.DEFAULT_CATEGORY:
             category = self.guess_category(memory.text) or category
-        return uses_for(category, given or ())
+        uses = uses_for(category)
+        return uses, bool(uses)
 
     def guess_category(self, text: str) -> str | None:
         """The recommended category whose description is nearest, if any is near enough."""
@@ -89,3 +104,5 @@ class MemoryIndexer:
 
 # Below this cosine a description is no better than a guess (MiniLM scale).
 _CATEGORY_FLOOR = 0.15
+# Vectors per row: ~1.6 KB leaves ~400 bytes for the text and fields within 2 KB.
+_VECTOR_BUDGET_BYTES = 1600

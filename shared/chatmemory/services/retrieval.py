@@ -1,8 +1,9 @@
 """Per-turn recall: the few memories that matter for this message, and nothing else.
 
-index → candidates (plus the store's fresh writes the index may not show yet) → the
-store's visible rows only (tombstones, expiry and history are filtered in code, never
-trusted to the index) → score → top 5 above a per-embedder threshold.
+gate (does this message need personal context at all?) → index candidates, plus the
+store's fresh writes a lagging index may not show yet → only memories the store still
+shows as active (tombstones, expiry and history are filtered in code, never trusted to
+the index) → relevance → top 5 above a per-embedder threshold → their rows, re-read.
 """
 
 from __future__ import annotations
@@ -17,12 +18,12 @@ import numpy as np
 from chatmemory.domain import vectors
 from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.ranking import TURN_LIMIT, Scored, select_for_turn
-from chatmemory.ports import Clock, Embedder, MemoryQuery, Store, VectorIndex, Vectors
-from chatmemory.services.relevance import RelevanceModel
+from chatmemory.ports import Clock, Embedder, MemoryQuery, Store, VectorHit, VectorIndex, Vectors
+from chatmemory.services.relevance import USES_FROM_CATEGORY, Candidate, RelevanceModel
 
 log = logging.getLogger(__name__)
 
-_CANDIDATES = 20
+_CANDIDATES = 40
 # A write may take this much longer than the index's refresh interval to be searchable.
 _FRESH_MARGIN = timedelta(seconds=30)
 
@@ -56,65 +57,124 @@ class Retriever:
         return self._relevance
 
     def recall(self, user_id: str, message: str, *, persona: str | None = None) -> list[Recalled]:
-        """Up to five of the user's active memories worth putting in front of this message."""
-        scored, rows = self.candidates(user_id, message, persona=persona)
-        chosen = select_for_turn(
+        """Up to five of the user's active memories worth putting in front of this message.
+
+        Most messages need none: when the gate says so, the index is not even searched.
+        """
+        query = self._embedder.embed([message])[0]
+        if not self._relevance.needs_memory(message, query):
+            return []
+        scored = self._scored(user_id, message, query, persona)
+        qualified = select_for_turn(
             [Scored(memory_id, score) for memory_id, score in scored.items()],
             threshold=self._relevance.threshold,
-            limit=self._limit,
+            limit=len(scored),
         )
-        by_id = {memory.memory_id: memory for memory in rows}
-        return [Recalled(by_id[c.memory_id], c.score) for c in chosen]
+        # The store has the last word: only rows it still shows may enter a prompt. Read
+        # the best few; if some vanished meanwhile, the next ones take their places.
+        recalled: list[Recalled] = []
+        now = self._clock.now()
+        batch = self._limit * 2
+        for start in range(0, len(qualified), batch):
+            chunk = qualified[start : start + batch]
+            rows = self._store.get_memories(user_id, [c.memory_id for c in chunk])
+            visible = {
+                m.memory_id: m for m in rows if m.status is Status.ACTIVE and not m.is_expired(now)
+            }
+            recalled += [
+                Recalled(visible[c.memory_id], c.score) for c in chunk if c.memory_id in visible
+            ]
+            if len(recalled) >= self._limit:
+                break
+        return recalled[: self._limit]
 
     def candidates(
         self, user_id: str, message: str, *, persona: str | None = None
-    ) -> tuple[dict[str, float], list[Memory]]:
-        """Every candidate's relevance before the cut, with the visible rows it came from.
+    ) -> dict[str, float]:
+        """Every candidate's relevance before the cut, gate included."""
+        query = self._embedder.embed([message])[0]
+        return self._scored(user_id, message, query, persona)
 
-        The benchmark draws its recall/injection curve from this; `recall` cuts it.
+    def explain(
+        self, user_id: str, message: str, *, persona: str | None = None
+    ) -> tuple[float, dict[str, float]]:
+        """(the gate's score, each candidate's match) — the parts `recall` combines.
+
+        The benchmark draws its curves from these; nothing on the read path uses it.
         """
         query = self._embedder.embed([message])[0]
-        hits = {
-            hit.memory_id: hit.score
-            for hit in self._index.search(user_id, query, k=_CANDIDATES, persona=persona)
-        }
-        for memory_id, score in self._fresh_hits(user_id, query, persona).items():
-            hits[memory_id] = max(score, hits.get(memory_id, -1.0))
-        if not hits:
-            return {}, []
-        # The store has the last word: only rows it still shows may enter a prompt.
-        rows = [
-            memory
-            for memory in self._store.get_memories(user_id, list(hits))
-            if memory.status is Status.ACTIVE and not memory.is_expired(self._clock.now())
-        ]
-        scored = self._relevance.score(message, query, [(m, hits[m.memory_id]) for m in rows])
-        return scored, rows
+        gate = self._relevance.personal_context(message, query)
+        matches = self._scored(user_id, message, query, persona, gated=False)
+        return gate, matches
 
-    def _fresh_hits(self, user_id: str, query: Vectors, persona: str | None) -> dict[str, float]:
+    def _scored(
+        self,
+        user_id: str,
+        message: str,
+        query: Vectors,
+        persona: str | None,
+        *,
+        gated: bool = True,
+    ) -> dict[str, float]:
+        hits = self._index.search(user_id, query, k=_CANDIDATES, persona=persona)
+        candidates: dict[str, Candidate] = {}
+        if self._index.refresh_lag_seconds <= 0 and all(h.importance is not None for h in hits):
+            # The index read the store itself: its hits are exactly the visible rows.
+            for hit in hits:
+                candidates[hit.memory_id] = _candidate(
+                    hit, hit.importance or 0, bool(hit.borrowed_uses)
+                )
+        else:
+            visible = {d.memory_id: d for d in self._store.memory_digests(user_id, persona)}
+            for hit in hits:
+                digest = visible.get(hit.memory_id)
+                if digest is None:  # the index still shows it; the store no longer does
+                    continue
+                candidates[hit.memory_id] = _candidate(hit, digest.importance, digest.borrowed_uses)
+            for fresh in self._fresh(user_id, query, persona):
+                if fresh.memory_id in visible:
+                    candidates[fresh.memory_id] = fresh
+        if not gated:
+            return {c.memory_id: self._relevance.match(c) for c in candidates.values()}
+        return self._relevance.score(message, query, list(candidates.values()))
+
+    def _fresh(self, user_id: str, query: Vectors, persona: str | None) -> list[Candidate]:
         """Memories written too recently for a lagging index, scored in-process."""
         lag = self._index.refresh_lag_seconds
         if lag <= 0:
-            return {}
+            return []
         since = self._clock.now() - timedelta(seconds=lag) - _FRESH_MARGIN
         fresh = self._store.list_memories(
             user_id,
             MemoryQuery(status=Status.ACTIVE, persona=persona, created_after=since),
             limit=100,
         ).items
-        return {
-            memory.memory_id: best_row_score(memory.embedding, query)
-            for memory in fresh
-            if memory.embedding
-        }
+        return [candidate_from_row(memory, query) for memory in fresh if memory.embedding]
 
 
-def best_row_score(embedding: bytes, query: Vectors) -> float:
-    """The cosine of the best of a memory's vectors against the query."""
-    rows = vectors.unpack_rows(embedding)
+def _candidate(hit: VectorHit, importance: int, borrowed_uses: bool) -> Candidate:
+    return Candidate(
+        memory_id=hit.memory_id,
+        said=hit.said if hit.said is not None else hit.score,
+        useful=hit.useful,
+        importance=importance,
+        borrowed_uses=borrowed_uses,
+    )
+
+
+def candidate_from_row(memory: Memory, query: Vectors) -> Candidate:
+    """Score a memory's own vectors against the query (rows are stored normalised-ish)."""
+    assert memory.embedding is not None
+    rows = vectors.unpack_rows(memory.embedding)
     norms = np.linalg.norm(rows, axis=1)
-    scores = (rows @ query.reshape(-1)) / np.where(norms > 0, norms, 1.0)
-    return float(np.max(scores))
+    cosines = (rows @ query.reshape(-1)) / np.where(norms > 0, norms, 1.0)
+    return Candidate(
+        memory_id=memory.memory_id,
+        said=float(cosines[0]),
+        useful=float(np.max(cosines[1:])) if len(cosines) > 1 else None,
+        importance=memory.importance,
+        borrowed_uses=memory.meta.get("uses_from") == USES_FROM_CATEGORY,
+    )
 
 
 def recall_safely(

@@ -1,0 +1,421 @@
+"""Retrieval benchmark: latency of the read path, and whether it recalls the right memories.
+
+Run:  .venv/bin/python bench/retrieval.py            (full run, ~3 minutes)
+      .venv/bin/python bench/retrieval.py --no-mem0  (skip the peer baseline)
+
+What it does, in one run, on the labelled set in bench/data/:
+1. seeds N users x 500 memories into a fresh SQLite store through the real write path
+   (the indexer embeds each memory's words and its uses with the local MiniLM model);
+2. latency, over every labelled query (≥ 200): recall (embed + search + visible rows +
+   scoring) and the whole /v1/context assembly, in-process; then /v1/context over the
+   local HTTP server with a real token;
+3. mem0 (offline, same MiniLM model, its local faiss store, `infer=False` adds) on the
+   same memories and queries: search p50/p95, and our recall p95 / mem0's p95;
+4. quality on the dev and test splits: Recall@5 on questions that need a memory, and the
+   injection rate on questions that need none, as a curve over the threshold.
+Thresholds and weights were chosen on the dev split; the test split is reported as is.
+Numbers go to stdout (markdown) and bench/.work/retrieval-<time>.json.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+from urllib.request import Request, urlopen
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "shared"))
+
+from chatmemory.adapters.clock import SystemClock  # noqa: E402
+from chatmemory.config import Container, Settings, use_container  # noqa: E402
+from chatmemory.domain.memory import Memory  # noqa: E402
+from chatmemory.services.context import ContextRequest  # noqa: E402
+
+DATA = ROOT / "bench" / "data"
+WORK = ROOT / "bench" / ".work"
+
+
+@dataclass
+class Labelled:
+    memories: list[dict[str, Any]]
+    queries: list[dict[str, Any]]
+    hints: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    @classmethod
+    def load(cls, with_hints: bool) -> Labelled:
+        def lines(name: str) -> list[dict[str, Any]]:
+            return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line]
+
+        hints = {}
+        if with_hints and (DATA / "retrieval_memory_hints.jsonl").exists():
+            hints = {row["id"]: row for row in lines("retrieval_memory_hints.jsonl")}
+        return cls(lines("retrieval_memories.jsonl"), lines("retrieval_queries.jsonl"), hints)
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def timed(run: Callable[[], object], repeats: Sequence[object]) -> list[float]:
+    """Milliseconds per call, after a short warm-up."""
+    for _ in range(min(10, len(repeats))):
+        run()
+    samples = []
+    for _ in repeats:
+        started = time.perf_counter()
+        run()
+        samples.append((time.perf_counter() - started) * 1000)
+    return samples
+
+
+# ---- seeding ---------------------------------------------------------------------------
+
+
+def seed(container: Container, data: Labelled, users: int) -> dict[str, str]:
+    """Write every memory for every user; returns labelled id → memory id (for user 0)."""
+    indexer = container.indexer
+    now = container.clock.now()
+    prepared: dict[str, Memory] = {}
+    for row in data.memories:
+        hint = data.hints.get(row["id"], {})
+        meta = {"uses": hint["uses"]} if hint.get("uses") else {}
+        template = Memory(
+            user_id="template",
+            memory_id=f"mem_{row['id']}",
+            text=row["text"],
+            category=row["category"],
+            importance=int(hint.get("importance", 5)),
+            created_at=now,
+            updated_at=now,
+            meta=meta,
+        )
+        prepared[row["id"]] = indexer.prepare(template)
+    ids: dict[str, str] = {}
+    for user in range(users):
+        user_id = f"bench-user-{user}"
+        for label, template in prepared.items():
+            memory = template.with_changes(user_id=user_id, memory_id=f"mem_u{user}_{label}")
+            container.store.add_memory(memory)
+            if user == 0:
+                ids[label] = memory.memory_id
+    return ids
+
+
+# ---- quality ---------------------------------------------------------------------------
+
+
+@dataclass
+class Judged:
+    """For each query: the gate's score and every candidate's match (before any cut)."""
+
+    gate: dict[str, float]
+    matches: dict[str, dict[str, float]]  # query id → memory id → match
+
+
+def judge(container: Container, data: Labelled, user_id: str) -> Judged:
+    retriever = container.retriever
+    gate, matches = {}, {}
+    for query in data.queries:
+        gate[query["id"]], matches[query["id"]] = retriever.explain(user_id, query["text"])
+    return Judged(gate, matches)
+
+
+def plain_cosine(container: Container, data: Labelled, user_id: str) -> Judged:
+    """What a bare similarity search scores: cosine to the memory's words, no gate."""
+    from chatmemory.domain import vectors  # noqa: PLC0415
+
+    digests = container.store.memory_digests(user_id)
+    blobs = container.store.memory_embeddings(user_id, [d.memory_id for d in digests])
+    owners = list(blobs)
+    matrix = np.stack([vectors.unpack_rows(blobs[memory_id])[0] for memory_id in owners])
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    queries = container.embedder.embed([q["text"] for q in data.queries])
+    matches = {}
+    for query, row in zip(data.queries, queries @ matrix.T, strict=True):
+        best = np.argsort(-row)[:40]
+        matches[query["id"]] = {owners[i]: float(row[i]) for i in best}
+    return Judged({q["id"]: 0.0 for q in data.queries}, matches)
+
+
+def quality(
+    judged: Judged,
+    data: Labelled,
+    ids: dict[str, str],
+    *,
+    threshold: float,
+    gate_floor: float | None,
+    split: str,
+) -> tuple[float, float]:
+    """(Recall@5 on needs-memory queries, injection rate on no-memory queries)."""
+    recalls, injected = [], []
+    for query in data.queries:
+        if split != "all" and query["split"] != split:
+            continue
+        passes = gate_floor is None or judged.gate[query["id"]] >= gate_floor
+        scored = judged.matches[query["id"]] if passes else {}
+        ranked = sorted(scored.items(), key=lambda kv: -kv[1])[:5]
+        top = [memory_id for memory_id, score in ranked if score >= threshold]
+        if query["kind"] == "needs_memory":
+            needed = [ids[label] for label in query["needs"]]
+            recalls.append(sum(m in top for m in needed) / len(needed))
+        else:
+            injected.append(bool(top))
+    return statistics.fmean(recalls), statistics.fmean(injected)
+
+
+def curve(
+    judged: Judged,
+    data: Labelled,
+    ids: dict[str, str],
+    split: str,
+    *,
+    over: str,
+    threshold: float,
+    gate_floor: float | None,
+) -> list[tuple[float, float, float]]:
+    """Recall and injection as one knob moves ("threshold" or "gate"), the other fixed."""
+    rows = []
+    if over == "gate":
+        for floor in np.round(np.arange(-0.06, 0.1201, 0.02), 3):
+            rows.append(
+                (
+                    float(floor),
+                    *quality(
+                        judged, data, ids, threshold=threshold, gate_floor=float(floor), split=split
+                    ),
+                )
+            )
+        return rows
+    for value in np.round(np.arange(0.10, 0.7001, 0.05), 3):
+        rows.append(
+            (
+                float(value),
+                *quality(
+                    judged, data, ids, threshold=float(value), gate_floor=gate_floor, split=split
+                ),
+            )
+        )
+    return rows
+
+
+def mem0_quality(found: dict[str, list[str]], data: Labelled, split: str) -> tuple[float, float]:
+    recalls, injected = [], []
+    for query in data.queries:
+        if split != "all" and query["split"] != split:
+            continue
+        top = found[query["id"]][:5]
+        if query["kind"] == "needs_memory":
+            recalls.append(sum(label in top for label in query["needs"]) / len(query["needs"]))
+        else:
+            injected.append(bool(top))
+    return statistics.fmean(recalls), statistics.fmean(injected)
+
+
+# ---- the run ---------------------------------------------------------------------------
+
+
+def run(args: argparse.Namespace) -> dict[str, Any]:
+    data = Labelled.load(with_hints=args.hints)
+    report: dict[str, Any] = {
+        "when": datetime.now(UTC).isoformat(timespec="seconds"),
+        "users": args.users,
+        "memories_per_user": len(data.memories),
+        "queries": len(data.queries),
+        "hints": "recorded extractor uses" if data.hints else "category uses (offline)",
+    }
+    with tempfile.TemporaryDirectory(prefix="chatmemory-bench-") as folder:
+        settings = Settings(state_dir=Path(folder), embedder="minilm", project_root=ROOT)
+        container = Container(settings, SystemClock())
+        use_container(container)
+        started = time.perf_counter()
+        ids = seed(container, data, args.users)
+        report["seed_seconds"] = round(time.perf_counter() - started, 1)
+        user = "bench-user-0"
+        texts = [q["text"] for q in data.queries]
+        report["embedder"] = container.embedder.name
+        report["runtime"] = getattr(container.embedder, "runtime", "?")
+
+        # -- latency, in-process
+        cycle = iter(texts * 3)
+        search_ms = timed(lambda: container.retriever.candidates(user, next(cycle)), texts)
+        cycle = iter(texts * 3)
+        recall_ms = timed(lambda: container.retriever.recall(user, next(cycle)), texts)
+        cycle = iter(texts * 3)
+        context_ms = timed(
+            lambda: container.context.build(ContextRequest(user_id=user, message=next(cycle))),
+            texts,
+        )
+        cycle = iter(texts * 3)
+        embed_ms = timed(lambda: container.embedder.embed([next(cycle)]), texts)
+        report["latency_ms"] = {
+            "embed only": _summary(embed_ms),
+            "embed + search + score (every query searches)": _summary(search_ms),
+            "recall (gate first: impersonal turns skip the search)": _summary(recall_ms),
+            "whole /v1/context assembly, in-process": _summary(context_ms),
+        }
+        if not args.no_http:
+            report["latency_ms"]["/v1/context over the local HTTP server"] = _summary(
+                _over_http(settings, texts, user)
+            )
+
+        # -- quality
+        judged = judge(container, data, user)
+        params = container.retriever.relevance.params
+        threshold, floor = params.threshold, params.gate_floor
+        report["threshold"], report["gate_floor"] = threshold, floor
+        report["quality"] = {}
+        for split in ("dev", "test", "all"):
+            recall, injection = quality(
+                judged, data, ids, threshold=threshold, gate_floor=floor, split=split
+            )
+            report["quality"][split] = {"recall_at_5": recall, "injection_rate": injection}
+        for split in ("dev", "test"):
+            for knob in ("threshold", "gate"):
+                report[f"curve_{split}_{knob}"] = curve(
+                    judged, data, ids, split, over=knob, threshold=threshold, gate_floor=floor
+                )
+        plain = plain_cosine(container, data, user)
+        report["curve_test_plain_cosine"] = curve(
+            plain, data, ids, "test", over="threshold", threshold=0.0, gate_floor=None
+        )
+
+        if not args.no_mem0:
+            report["mem0"] = _mem0(Path(folder) / "mem0", data, texts)
+            ours = report["latency_ms"]["embed + search + score (every query searches)"]["p95"]
+            report["p95_ratio_recall_vs_mem0"] = round(ours / report["mem0"]["search_ms"]["p95"], 3)
+        use_container(None)
+    return report
+
+
+def _summary(samples: Sequence[float]) -> dict[str, float]:
+    return {
+        "p50": round(percentile(samples, 0.50), 2),
+        "p95": round(percentile(samples, 0.95), 2),
+        "n": len(samples),
+    }
+
+
+def _over_http(settings: Settings, texts: list[str], user: str) -> list[float]:
+    from chatmemory.local.server import LocalGateway, LocalServer  # noqa: PLC0415
+    from chatmemory.local.tokens import LocalTokens, load_or_create_secret  # noqa: PLC0415
+
+    tokens = LocalTokens(load_or_create_secret(settings.state_dir))
+    server = LocalServer("127.0.0.1", 0, LocalGateway(ROOT, tokens))
+    server.start()
+    token = tokens.issue(user, datetime.now(UTC))
+    try:
+        cycle = iter(texts * 3)
+
+        def call() -> None:
+            body = json.dumps({"message": next(cycle)}).encode()
+            request = Request(f"{server.url}/v1/context", data=body, method="POST")  # noqa: S310
+            request.add_header("Authorization", f"Bearer {token}")
+            request.add_header("Content-Type", "application/json")
+            with urlopen(request, timeout=30) as response:  # noqa: S310 - our own local server
+                response.read()
+
+        return timed(call, texts)
+    finally:
+        server.stop()
+
+
+def _mem0(workdir: Path, data: Labelled, texts: list[str]) -> dict[str, Any]:
+    from mem0_baseline import Mem0Baseline  # noqa: PLC0415 - bench/ is on sys.path
+
+    from chatmemory.adapters.minilm_embedder import packaged_model_dir  # noqa: PLC0415
+
+    with Mem0Baseline(workdir, packaged_model_dir(), vector_store="faiss") as mem0:
+        mem0.add("u", [m["text"] for m in data.memories], refs=[m["id"] for m in data.memories])
+        cycle = iter(texts * 3)
+        search_ms = timed(lambda: mem0.search("u", next(cycle), k=5), texts)
+        found = {q["id"]: mem0.search("u", q["text"], k=5) for q in data.queries}
+    return {
+        "search_ms": _summary(search_ms),
+        "quality": {
+            split: dict(
+                zip(
+                    ("recall_at_5", "injection_rate"), mem0_quality(found, data, split), strict=True
+                )
+            )
+            for split in ("dev", "test", "all")
+        },
+    }
+
+
+def print_report(report: dict[str, Any]) -> None:
+    print(f"\n## Retrieval benchmark ({report['when']})\n")
+    print(
+        f"{report['users']} users x {report['memories_per_user']} memories, "
+        f"{report['queries']} queries, embedder {report['embedder']} ({report['runtime']}), "
+        f"memory uses: {report['hints']}, threshold {report['threshold']}, "
+        f"gate floor {report['gate_floor']}\n"
+    )
+    print("| path | p50 ms | p95 ms | n |\n|---|---|---|---|")
+    for name, row in report["latency_ms"].items():
+        print(f"| {name} | {row['p50']} | {row['p95']} | {row['n']} |")
+    if "mem0" in report:
+        row = report["mem0"]["search_ms"]
+        print(f"| mem0 search (faiss, same model) | {row['p50']} | {row['p95']} | {row['n']} |")
+        print(
+            "\nour embed + search p95 / mem0 search p95 = "
+            f"**{report['p95_ratio_recall_vs_mem0']}** (same model, memories and queries)"
+        )
+    print("\n| split | Recall@5 | injection rate |\n|---|---|---|")
+    rows = [(f"{split} (chatmemory)", row) for split, row in report["quality"].items()]
+    if "mem0" in report:
+        rows += [
+            (f"{split} (mem0, top 5)", row) for split, row in report["mem0"]["quality"].items()
+        ]
+    for label, row in rows:
+        print(f"| {label} | {row['recall_at_5']:.3f} | {row['injection_rate']:.3f} |")
+    for title, key, knob in (
+        (
+            "chatmemory, gate at its floor, over the match threshold",
+            "curve_test_threshold",
+            "threshold",
+        ),
+        ("chatmemory, threshold fixed, over the gate floor", "curve_test_gate", "gate floor"),
+        ("plain cosine to the memory's words, no gate", "curve_test_plain_cosine", "threshold"),
+    ):
+        print(f"\nTest split, {title}:\n")
+        print(f"| {knob} | Recall@5 | injection |\n|---|---|---|")
+        for value, recall, injection in report[key]:
+            print(f"| {value:.2f} | {recall:.3f} | {injection:.3f} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--users", type=int, default=3)
+    parser.add_argument("--no-mem0", action="store_true", help="skip the mem0 baseline")
+    parser.add_argument("--no-http", action="store_true", help="skip the HTTP measurement")
+    parser.add_argument(
+        "--no-hints",
+        dest="hints",
+        action="store_false",
+        help="index category uses only (as offline) instead of the recorded extractor uses",
+    )
+    args = parser.parse_args()
+    report = run(args)
+    WORK.mkdir(parents=True, exist_ok=True)
+    out = WORK / f"retrieval-{report['when'].replace(':', '')}.json"
+    out.write_text(json.dumps(report, indent=2))
+    print_report(report)
+    print(f"\n(raw numbers: {out.relative_to(ROOT)})")
+
+
+if __name__ == "__main__":
+    main()
