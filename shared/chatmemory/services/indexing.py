@@ -104,5 +104,7 @@ class MemoryIndexer:
 
 # Below this cosine a description is no better than a guess (MiniLM scale).
 _CATEGORY_FLOOR = 0.15
-# Vectors per row: ~1.6 KB leaves ~400 bytes for the text and fields within 2 KB.
-_VECTOR_BUDGET_BYTES = 1600
+# Vectors per row: keys, ids, timestamps and the text take ~750 bytes of a DynamoDB item,
+# so ~1.2 KB of vectors keeps a row under 2 KB (bench/storage.py). With MiniLM that is
+# the text plus two uses; a third use would add ~4 points of Recall@5 (dev) and ~390 B.
+_VECTOR_BUDGET_BYTES = 1200
