@@ -7,16 +7,19 @@ from __future__ import annotations
 
 import logging
 import os
+import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from chatmemory.adapters.clock import SystemClock
 from chatmemory.domain.errors import InvalidField
-from chatmemory.ports import Clock, Embedder, Store, VectorIndex
+from chatmemory.ports import Clock, Embedder, Jobs, Model, Store, VectorIndex
+from chatmemory.services.chat import ChatService
 from chatmemory.services.context import ContextService
+from chatmemory.services.folding import Folder
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
@@ -27,6 +30,8 @@ from chatmemory.services.retrieval import Retriever
 StoreKind = Literal["sqlite", "dynamodb"]
 EmbedderKind = Literal["auto", "minilm", "hashing", "titan"]
 IndexKind = Literal["exact", "opensearch"]
+ModelKind = Literal["auto", "offline", "claude", "bedrock"]
+JobsKind = Literal["local", "sqs"]
 SQLITE_FILE = "chatmemory.sqlite3"
 
 log = logging.getLogger(__name__)
@@ -90,6 +95,13 @@ class Settings:
     opensearch_index: str = "memories"
     recall_threshold: float | None = None
     model_cache: Path = field(default_factory=lambda: default_model_cache(os.environ))
+    model: ModelKind = "auto"
+    anthropic_api_key: str | None = field(default=None, repr=False)
+    anthropic_secret_name: str | None = None
+    chat_model: str | None = None
+    fast_model: str | None = None
+    jobs: JobsKind = "local"
+    fold_queue_url: str | None = None
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -105,7 +117,20 @@ class Settings:
         if index not in ("exact", "opensearch"):
             raise InvalidField("CHATMEMORY_INDEX", "must be exact or opensearch")
         threshold = env.get("CHATMEMORY_RECALL_THRESHOLD")
+        model = env.get("CHATMEMORY_MODEL", "auto")
+        if model not in ("auto", "offline", "claude", "bedrock"):
+            raise InvalidField("CHATMEMORY_MODEL", "must be auto, offline, claude or bedrock")
+        jobs = env.get("CHATMEMORY_JOBS", "local")
+        if jobs not in ("local", "sqs"):
+            raise InvalidField("CHATMEMORY_JOBS", "must be local or sqs")
         settings = cls(
+            model=model,  # type: ignore[arg-type]  # checked just above
+            anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
+            anthropic_secret_name=env.get("CHATMEMORY_ANTHROPIC_SECRET_NAME") or None,
+            chat_model=env.get("CHATMEMORY_CHAT_MODEL") or None,
+            fast_model=env.get("CHATMEMORY_FAST_MODEL") or None,
+            jobs=jobs,  # type: ignore[arg-type]
+            fold_queue_url=env.get("CHATMEMORY_FOLD_QUEUE_URL") or None,
             embedder=embedder,  # type: ignore[arg-type]  # checked just above
             titan_dimensions=int(env.get("CHATMEMORY_TITAN_DIMENSIONS", "1024")),
             index=index,  # type: ignore[arg-type]
@@ -149,6 +174,8 @@ class Container:
     def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
         self.settings = settings
         self.clock: Clock = clock or SystemClock()
+        self._model_lock = threading.Lock()
+        self._embedder: Embedder | None = None
 
     @cached_property
     def store(self) -> Store:
@@ -166,8 +193,15 @@ class Container:
 
         return SqliteStore(self.settings.sqlite_path, clock=self.clock)
 
-    @cached_property
+    @property
     def embedder(self) -> Embedder:
+        # The dev server warms the model on a thread; a request may ask at the same time.
+        with self._model_lock:
+            if self._embedder is None:
+                self._embedder = self._build_embedder()
+            return self._embedder
+
+    def _build_embedder(self) -> Embedder:
         kind = self.settings.embedder
         if kind == "titan":
             import boto3  # noqa: PLC0415
@@ -231,6 +265,81 @@ class Container:
     @cached_property
     def memories(self) -> MemoryService:
         return MemoryService(self.store, self.clock, self.indexer)
+
+    @cached_property
+    def model(self) -> Model:
+        kind = self.settings.model
+        if kind == "auto":
+            has_key = bool(self.settings.anthropic_api_key or self.settings.anthropic_secret_name)
+            kind = "claude" if has_key else "offline"
+        if kind == "offline":
+            from chatmemory.adapters.offline_model import OfflineModel  # noqa: PLC0415
+
+            return OfflineModel()
+        from chatmemory.adapters import claude_model  # noqa: PLC0415
+
+        # The SDK logs whole request bodies at DEBUG: prompts never go to logs.
+        logging.getLogger("anthropic").setLevel(max(logging.INFO, logging.getLogger().level))
+
+        if kind == "bedrock":
+            assert self.settings.region, "AWS_REGION is required for Bedrock"
+            # Current Claude models on Bedrock speak the Messages API ("mantle" client).
+            client: Any = claude_model.bedrock_mantle_client(self.settings.region)
+            chat = self.settings.chat_model or claude_model.DEFAULT_BEDROCK_CHAT_MODEL
+            fast = self.settings.fast_model or claude_model.DEFAULT_BEDROCK_FAST_MODEL
+        else:
+            client = claude_model.anthropic_client(self._anthropic_key())
+            chat = self.settings.chat_model or claude_model.DEFAULT_CHAT_MODEL
+            fast = self.settings.fast_model or claude_model.DEFAULT_FAST_MODEL
+        return claude_model.ClaudeModel(client=client, chat_model=chat, fast_model=fast)
+
+    def _anthropic_key(self) -> str:
+        """The key from the environment locally; on AWS from Secrets Manager (cached)."""
+        if self.settings.anthropic_api_key:
+            return self.settings.anthropic_api_key
+        if not self.settings.anthropic_secret_name:
+            raise InvalidField("ANTHROPIC_API_KEY", "is required for the claude model")
+        from aws_lambda_powertools.utilities import parameters  # noqa: PLC0415
+
+        secret = parameters.get_secret(self.settings.anthropic_secret_name, max_age=3600)
+        return str(secret).strip()
+
+    @cached_property
+    def jobs(self) -> Jobs:
+        if self.settings.jobs == "sqs":
+            import boto3  # noqa: PLC0415
+
+            from chatmemory.adapters.sqs_jobs import SqsJobs  # noqa: PLC0415
+
+            assert self.settings.fold_queue_url, "CHATMEMORY_FOLD_QUEUE_URL is required"
+            return SqsJobs(
+                boto3.client("sqs", region_name=self.settings.region),
+                fold_queue_url=self.settings.fold_queue_url,
+            )
+        from chatmemory.adapters.local_jobs import FoldJob, QueuedJobs  # noqa: PLC0415
+
+        jobs = QueuedJobs()
+
+        def run(job: FoldJob) -> None:
+            self.folder.fold(job.user_id, job.conversation_id)
+
+        jobs.bind(run)
+        return jobs
+
+    @cached_property
+    def folder(self) -> Folder:
+        return Folder(self.store, self.clock, self.model)
+
+    @cached_property
+    def chat(self) -> ChatService:
+        return ChatService(
+            self.store,
+            self.clock,
+            context=self.context,
+            model=self.model,
+            memories=self.memories,
+            jobs=self.jobs,
+        )
 
     @cached_property
     def memory_settings(self) -> SettingsService:

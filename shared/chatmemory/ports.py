@@ -7,10 +7,10 @@ there is no way to ask a store about "everyone" on the request path.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import numpy as np
 import numpy.typing as npt
@@ -21,6 +21,7 @@ from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
+from chatmemory.domain.prompt import RenderedPrompt, Turn
 from chatmemory.domain.rules import DEFAULT_PERSONA
 from chatmemory.domain.tombstone import Tombstone
 
@@ -55,6 +56,16 @@ class MemoryQuery:
     status: Status | None = Status.ACTIVE
     persona: str | None = None
     created_after: datetime | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message to append; the store gives it its sequence number."""
+
+    role: Role
+    content: str
+    tokens: int
+    memories_used: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,7 +245,6 @@ class Store(ABC):
     def list_conversations(self, user_id: str) -> list[Conversation]:
         """The user's unexpired conversations, most recently updated first."""
 
-    @abstractmethod
     def append_message(
         self,
         user_id: str,
@@ -246,11 +256,29 @@ class Store(ABC):
         at: datetime,
         memories_used: Sequence[str] = (),
     ) -> Message:
-        """Store the next message with the next sequence number (1, 2, …).
+        """Store the next message with the next sequence number (see append_messages)."""
+        [message] = self.append_messages(
+            user_id, conversation_id, [NewMessage(role, content, tokens, tuple(memories_used))], at
+        )
+        return message
 
-        The message and the conversation's `last_seq`/`updated_at` (and, for a user
-        message, `last_user_message_at`) move together or not at all. Messages of a
-        temporary conversation expire with it. ConversationNotFound if not visible.
+    @abstractmethod
+    def append_messages(
+        self,
+        user_id: str,
+        conversation_id: str,
+        messages: Sequence[NewMessage],
+        at: datetime,
+        *,
+        create: Conversation | None = None,
+    ) -> list[Message]:
+        """Store these messages with the next sequence numbers (1, 2, …), atomically.
+
+        The messages and the conversation's `last_seq`/`updated_at` (and, for a user
+        message, `last_user_message_at`) move together or not at all; with `create`, the
+        conversation itself is written in the same atomic write (ConcurrentChange if it
+        exists). Messages of a temporary conversation expire with it.
+        ConversationNotFound if the conversation is not visible (and not being created).
         """
 
     @abstractmethod
@@ -396,3 +424,85 @@ class VectorIndex(ABC):
 
         `query` is one L2-normalised vector. Raises InvalidField("user_id") without a user.
         """
+
+
+# ---- the model --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    """A tool offered to the model; `input_schema` is JSON Schema."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    name: str
+    arguments: dict[str, Any]
+
+
+#: runs a tool the model called and returns the result text the model reads next; a
+#: failure it expects (bad arguments, a secret) comes back as text, not as an exception
+ToolRunner = Callable[[ToolCall], str]
+
+
+@dataclass(frozen=True, slots=True)
+class Usage:
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_read_tokens: int = 0
+    cache_write_tokens: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDelta:
+    """A piece of the reply, as soon as the model produced it."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class ReplyDone:
+    """The whole reply (text across every tool round) and what it cost."""
+
+    text: str
+    usage: Usage
+    stop_reason: str
+
+
+class Model(ABC):
+    """A chat model: streams a reply, calling tools on the way; also folds summaries."""
+
+    #: the model's id ("claude-…") or "offline"
+    name: str
+    #: True for the offline stand-in, which must never be mistaken for a real model
+    offline: bool = False
+
+    @abstractmethod
+    def reply(
+        self, prompt: RenderedPrompt, tools: Sequence[ToolSpec], run_tool: ToolRunner
+    ) -> Iterator[ReplyDelta | ReplyDone]:
+        """Stream the reply to `prompt`; ends with exactly one ReplyDone.
+
+        When the model calls a tool, `run_tool` runs it and the reply continues with the
+        result. `stop_reason == "refusal"` means the model declined: the turn is not kept.
+        Raises ModelUnavailable if the model cannot answer.
+        """
+
+    @abstractmethod
+    def summarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
+        """Fold `turns` into `summary` (empty: summarize from scratch), within max_tokens."""
+
+
+# ---- background work ------------------------------------------------------------------------
+
+
+class Jobs(ABC):
+    """Work that runs off the request path: in-process locally, on a queue on AWS."""
+
+    @abstractmethod
+    def fold_later(self, user_id: str, conversation_id: str) -> None:
+        """Ask for this conversation's oldest turns to be folded into its summary."""

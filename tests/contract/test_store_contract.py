@@ -27,7 +27,7 @@ from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.ports import MemoryQuery, Store
+from chatmemory.ports import MemoryQuery, NewMessage, Store
 from tests.support import builders
 
 ALICE = "alice"
@@ -692,6 +692,55 @@ def test_messages_get_consecutive_sequence_numbers(store: Store, clock: ManualCl
     assert state.last_seq == 2
     assert state.updated_at == reply_at
     assert state.last_user_message_at == conversation.created_at
+
+
+def test_an_exchange_is_stored_whole_with_its_new_conversation(
+    store: Store, clock: ManualClock
+) -> None:
+    conversation = builders.conversation(ALICE, clock.now())
+    exchange = [
+        NewMessage(Role.USER, "remember that I'm vegetarian", 6),
+        NewMessage(Role.ASSISTANT, "Noted.", 2, ("mem_a",)),
+    ]
+
+    stored = store.append_messages(
+        ALICE, conversation.conversation_id, exchange, clock.now(), create=conversation
+    )
+
+    assert [(m.seq, m.role, m.memories_used) for m in stored] == [
+        (1, Role.USER, ()),
+        (2, Role.ASSISTANT, ("mem_a",)),
+    ]
+    assert store.list_messages(ALICE, conversation.conversation_id) == stored
+    state = store.get_conversation(ALICE, conversation.conversation_id)
+    assert state is not None and state.last_seq == 2
+    assert state.last_user_message_at == clock.now()
+    with pytest.raises(ConcurrentChange):
+        store.append_messages(
+            ALICE, conversation.conversation_id, exchange, clock.now(), create=conversation
+        )
+    assert len(store.list_messages(ALICE, conversation.conversation_id)) == 2
+
+
+def test_an_exchange_continues_the_sequence(store: Store, clock: ManualClock) -> None:
+    conversation = builders.conversation(ALICE, clock.now())
+    store.create_conversation(conversation)
+    store.append_message(
+        ALICE, conversation.conversation_id, role=Role.USER, content="hi", tokens=1, at=clock.now()
+    )
+
+    stored = store.append_messages(
+        ALICE,
+        conversation.conversation_id,
+        [NewMessage(Role.ASSISTANT, "hello", 1), NewMessage(Role.USER, "again", 1)],
+        clock.now(),
+    )
+
+    assert [m.seq for m in stored] == [2, 3]
+    with pytest.raises(ConversationNotFound):
+        store.append_messages(
+            BOB, conversation.conversation_id, [NewMessage(Role.USER, "x", 1)], clock.now()
+        )
 
 
 def test_message_windows(store: Store, clock: ManualClock) -> None:

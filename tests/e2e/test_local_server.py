@@ -268,3 +268,60 @@ def test_the_cli_serves_and_mints_tokens_for_the_same_state_folder(
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+def _stream(server: Running, token: str, body: dict[str, Any]) -> list[tuple[str, Any]]:
+    """POST /v1/chat asking for SSE; the (event, data) pairs, read as they arrive."""
+    request = Request(server.url + "/v1/chat", data=json.dumps(body).encode(), method="POST")  # noqa: S310
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Accept", "text/event-stream")
+    request.add_header("Authorization", f"Bearer {token}")
+    events: list[tuple[str, Any]] = []
+    with urlopen(request, timeout=30) as response:  # noqa: S310 - our own local server
+        assert response.headers["Content-Type"].startswith("text/event-stream")
+        event = None
+        for raw in response:
+            line = raw.decode().rstrip("\n")
+            if line.startswith("event: "):
+                event = line.removeprefix("event: ")
+            elif line.startswith("data: "):
+                events.append((event or "message", json.loads(line.removeprefix("data: "))))
+    return events
+
+
+def test_a_new_user_is_remembered_across_conversations_and_chat_streams(server: Running) -> None:
+    alice = server.token_for("alice")
+
+    # Given a user who asks to be remembered as vegetarian
+    saved = server.call(
+        "POST", "/v1/chat", token=alice, body={"message": "remember that I'm vegetarian"}
+    )
+    assert saved.status == 200 and len(saved.body["saved"]) == 1
+    [memory_id] = saved.body["saved"]
+
+    # When they start a new conversation and ask for dinner ideas, streamed
+    events = _stream(server, alice, {"message": "Can you give me some dinner ideas?"})
+
+    # Then tokens arrive first, then one done event that used the memory
+    kinds = [kind for kind, _ in events]
+    assert kinds[:-1] == ["token"] * (len(kinds) - 1) and kinds[-1] == "done" and len(kinds) > 3
+    done = events[-1][1]
+    assert done["memories_used"] == [memory_id]
+    assert done["conversation_id"] != saved.body["conversation_id"]
+    assert "".join(data["text"] for kind, data in events[:-1]) == done["reply"]
+    # and the streamed turn was stored like any other
+    listed = server.call("GET", f"/v1/memories/{memory_id}", token=alice)
+    assert listed.body["last_used_at"] is not None
+
+
+def test_a_streamed_turn_refuses_bad_input_before_streaming(server: Running) -> None:
+    alice = server.token_for("alice")
+    request = Request(server.url + "/v1/chat", data=b'{"message": ""}', method="POST")  # noqa: S310
+    request.add_header("Accept", "text/event-stream")
+    request.add_header("Authorization", f"Bearer {alice}")
+
+    with pytest.raises(HTTPError) as refused:
+        urlopen(request, timeout=10)  # noqa: S310
+
+    assert refused.value.code == 400
+    assert json.loads(refused.value.read())["error"]["code"] == "validation_error"

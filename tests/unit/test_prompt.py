@@ -48,7 +48,7 @@ def test_stable_parts_carry_the_cache_breakpoints() -> None:
 def test_memories_are_dated_so_the_model_can_say_last_time() -> None:
     final = render(blocks(), "next").messages[-1].content
 
-    assert "Is preparing for GATE. (last mentioned 2026-07)" in final
+    assert "1. Is preparing for GATE. (last mentioned 2026-07)" in final
 
 
 def test_the_same_blocks_render_the_same_prompt() -> None:

@@ -19,6 +19,7 @@ deletes lazily, so reads also drop rows whose expiry passed by the injected cloc
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import random
 import time
@@ -60,7 +61,15 @@ from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.time import epoch_seconds, from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.ports import MAX_PAGE, Clock, MemoryDigest, MemoryQuery, Page, Store
+from chatmemory.ports import (
+    MAX_PAGE,
+    Clock,
+    MemoryDigest,
+    MemoryQuery,
+    NewMessage,
+    Page,
+    Store,
+)
 
 _TRANSACTION_MAX = 100  # DynamoDB's limit on items in one TransactWriteItems
 _ATTEMPTS = 8  # optimistic retries before a lost race is reported as ConcurrentChange
@@ -805,65 +814,90 @@ class DynamoDbStore(Store):
         live = [c for c in found if not c.is_expired(now)]
         return sorted(live, key=lambda c: (c.updated_at, c.conversation_id), reverse=True)
 
-    def append_message(
+    def append_messages(
         self,
         user_id: str,
         conversation_id: str,
-        *,
-        role: Role,
-        content: str,
-        tokens: int,
+        messages: Sequence[NewMessage],
         at: datetime,
-        memories_used: Sequence[str] = (),
-    ) -> Message:
+        *,
+        create: Conversation | None = None,
+    ) -> list[Message]:
+        if create is not None:
+            _check_owner(user_id, create.user_id)
+            if create.conversation_id != conversation_id:
+                raise InvalidField("conversation_id", "does not match the new conversation")
         conv_cls = self._items.conversation
+        msg_cls = self._items.message
         for attempt in range(_ATTEMPTS):
-            conversation = self.get_conversation(user_id, conversation_id)
+            conversation = create or self.get_conversation(user_id, conversation_id)
             if conversation is None:
                 raise ConversationNotFound(conversation_id)
-            message = Message(
-                user_id=user_id,
-                conversation_id=conversation_id,
-                seq=conversation.last_seq + 1,
-                role=role,
-                content=content,
-                tokens=tokens,
-                created_at=at,
-                expires_at=conversation.expires_at,
-                memories_used=tuple(memories_used),
-            )
-            updated_at = max(conversation.updated_at, at)
-            actions: list[Action] = [
-                conv_cls.last_seq.set(message.seq),
-                conv_cls.updated_at.set(updated_at),
+            stored = [
+                Message(
+                    user_id=user_id,
+                    conversation_id=conversation_id,
+                    seq=conversation.last_seq + offset,
+                    role=new.role,
+                    content=new.content,
+                    tokens=new.tokens,
+                    created_at=at,
+                    expires_at=conversation.expires_at,
+                    memories_used=new.memories_used,
+                )
+                for offset, new in enumerate(messages, start=1)
             ]
-            if message.role is Role.USER:
-                actions.append(conv_cls.last_user_message_at.set(at))
-            # Sequence numbers come from the conversation row: the condition on last_seq
-            # makes two appends that read the same state unable to both commit.
-            guard = _all_of(
-                conv_cls.sk.exists(),
-                conv_cls.last_seq == conversation.last_seq,
-                conv_cls.updated_at <= updated_at,
-            )
-            msg_cls = self._items.message
-            writes = [
-                _Write(
-                    "update",
-                    conv_cls(_pk(user_id), _conversation_sk(conversation_id)),
-                    guard,
-                    tuple(actions),
-                ),
-                _Write("put", self._message_item(message), msg_cls.sk.does_not_exist()),
+            if not stored and create is None:
+                return []
+            said = any(message.role is Role.USER for message in stored)
+            updated_at = max(conversation.updated_at, at)
+            writes: list[_Write] = []
+            if create is not None:
+                changed = dataclasses.replace(
+                    create,
+                    last_seq=stored[-1].seq if stored else create.last_seq,
+                    updated_at=updated_at,
+                    last_user_message_at=at if said else create.last_user_message_at,
+                )
+                writes.append(
+                    _Write("put", self._conversation_item(changed), conv_cls.sk.does_not_exist())
+                )
+            else:
+                actions: list[Action] = [
+                    conv_cls.last_seq.set(stored[-1].seq),
+                    conv_cls.updated_at.set(updated_at),
+                ]
+                if said:
+                    actions.append(conv_cls.last_user_message_at.set(at))
+                # Sequence numbers come from the conversation row: the condition on last_seq
+                # makes two appends that read the same state unable to both commit.
+                guard = _all_of(
+                    conv_cls.sk.exists(),
+                    conv_cls.last_seq == conversation.last_seq,
+                    conv_cls.updated_at <= updated_at,
+                )
+                writes.append(
+                    _Write(
+                        "update",
+                        conv_cls(_pk(user_id), _conversation_sk(conversation_id)),
+                        guard,
+                        tuple(actions),
+                    )
+                )
+            writes += [
+                _Write("put", self._message_item(message), msg_cls.sk.does_not_exist())
+                for message in stored
             ]
             try:
                 self._commit(writes)
             except PynamoDBException as exc:
                 if not _lost_race(exc):
                     raise
+                if create is not None:
+                    raise ConcurrentChange("conversation id already exists") from exc
                 _backoff(attempt)
                 continue
-            return message
+            return stored
         raise ConcurrentChange("the conversation kept changing while a message was appended")
 
     def _message_item(self, message: Message) -> MessageItem:

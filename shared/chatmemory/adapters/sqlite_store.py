@@ -33,6 +33,7 @@ from chatmemory.ports import (
     Clock,
     MemoryDigest,
     MemoryQuery,
+    NewMessage,
     Page,
     Store,
 )
@@ -437,30 +438,34 @@ class SqliteStore(Store):
 
     def create_conversation(self, conversation: Conversation) -> None:
         with self._write() as conn:
-            try:
-                conn.execute(
-                    "INSERT INTO conversations (user_id, conversation_id, persona, temporary, "
-                    "expires_at, created_at, updated_at, last_seq, summary, summary_upto_seq, "
-                    "fold_count, extracted_upto_seq, last_user_message_at) "
-                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                    (
-                        conversation.user_id,
-                        conversation.conversation_id,
-                        conversation.persona,
-                        int(conversation.temporary),
-                        _opt_time(conversation.expires_at),
-                        to_storage(conversation.created_at),
-                        to_storage(conversation.updated_at),
-                        conversation.last_seq,
-                        conversation.summary,
-                        conversation.summary_upto_seq,
-                        conversation.fold_count,
-                        conversation.extracted_upto_seq,
-                        _opt_time(conversation.last_user_message_at),
-                    ),
-                )
-            except sqlite3.IntegrityError as exc:
-                raise ConcurrentChange("conversation id already exists") from exc
+            self._insert_conversation(conn, conversation)
+
+    @staticmethod
+    def _insert_conversation(conn: sqlite3.Connection, conversation: Conversation) -> None:
+        try:
+            conn.execute(
+                "INSERT INTO conversations (user_id, conversation_id, persona, temporary, "
+                "expires_at, created_at, updated_at, last_seq, summary, summary_upto_seq, "
+                "fold_count, extracted_upto_seq, last_user_message_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (
+                    conversation.user_id,
+                    conversation.conversation_id,
+                    conversation.persona,
+                    int(conversation.temporary),
+                    _opt_time(conversation.expires_at),
+                    to_storage(conversation.created_at),
+                    to_storage(conversation.updated_at),
+                    conversation.last_seq,
+                    conversation.summary,
+                    conversation.summary_upto_seq,
+                    conversation.fold_count,
+                    conversation.extracted_upto_seq,
+                    _opt_time(conversation.last_user_message_at),
+                ),
+            )
+        except sqlite3.IntegrityError as exc:
+            raise ConcurrentChange("conversation id already exists") from exc
 
     def get_conversation(self, user_id: str, conversation_id: str) -> Conversation | None:
         row = (
@@ -483,18 +488,21 @@ class SqliteStore(Store):
         )
         return [_conversation_from_row(row) for row in rows]
 
-    def append_message(
+    def append_messages(
         self,
         user_id: str,
         conversation_id: str,
-        *,
-        role: Role,
-        content: str,
-        tokens: int,
+        messages: Sequence[NewMessage],
         at: datetime,
-        memories_used: Sequence[str] = (),
-    ) -> Message:
+        *,
+        create: Conversation | None = None,
+    ) -> list[Message]:
         with self._write() as conn:
+            if create is not None:
+                _check_owner(user_id, create.user_id)
+                if create.conversation_id != conversation_id:
+                    raise InvalidField("conversation_id", "does not match the new conversation")
+                self._insert_conversation(conn, create)
             row = conn.execute(
                 "SELECT last_seq, expires_at FROM conversations WHERE user_id = ? "
                 "AND conversation_id = ? AND (expires_at IS NULL OR expires_at > ?)",
@@ -503,40 +511,47 @@ class SqliteStore(Store):
             if row is None:
                 raise ConversationNotFound(conversation_id)
             expires_at = row["expires_at"]
-            message = Message(
-                user_id=user_id,
-                conversation_id=conversation_id,
-                seq=row["last_seq"] + 1,
-                role=role,
-                content=content,
-                tokens=tokens,
-                created_at=at,
-                expires_at=None if expires_at is None else from_storage(expires_at),
-                memories_used=tuple(memories_used),
-            )
-            conn.execute(
-                "INSERT INTO messages (user_id, conversation_id, seq, role, content, tokens, "
-                "created_at, expires_at, memories_used) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (
-                    user_id,
-                    conversation_id,
-                    message.seq,
-                    message.role.value,
-                    message.content,
-                    message.tokens,
-                    to_storage(at),
-                    expires_at,
-                    json.dumps(list(message.memories_used)),
-                ),
-            )
+            stored: list[Message] = []
+            for offset, new in enumerate(messages, start=1):
+                message = Message(
+                    user_id=user_id,
+                    conversation_id=conversation_id,
+                    seq=row["last_seq"] + offset,
+                    role=new.role,
+                    content=new.content,
+                    tokens=new.tokens,
+                    created_at=at,
+                    expires_at=None if expires_at is None else from_storage(expires_at),
+                    memories_used=new.memories_used,
+                )
+                conn.execute(
+                    "INSERT INTO messages (user_id, conversation_id, seq, role, content, "
+                    "tokens, created_at, expires_at, memories_used) "
+                    "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    (
+                        user_id,
+                        conversation_id,
+                        message.seq,
+                        message.role.value,
+                        message.content,
+                        message.tokens,
+                        to_storage(at),
+                        expires_at,
+                        json.dumps(list(message.memories_used)),
+                    ),
+                )
+                stored.append(message)
+            if not stored:
+                return stored
             stamp = to_storage(at)
+            said = any(message.role is Role.USER for message in stored)
             conn.execute(
                 "UPDATE conversations SET last_seq = ?, updated_at = MAX(updated_at, ?), "
                 "last_user_message_at = CASE WHEN ? THEN ? ELSE last_user_message_at END "
                 "WHERE user_id = ? AND conversation_id = ?",
-                (message.seq, stamp, role is Role.USER, stamp, user_id, conversation_id),
+                (stored[-1].seq, stamp, said, stamp, user_id, conversation_id),
             )
-        return message
+        return stored
 
     def list_messages(
         self,

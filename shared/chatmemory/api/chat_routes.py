@@ -8,6 +8,7 @@ from chatmemory.api.identity import user_id_from_event
 from chatmemory.api.memories_routes import ERRORS
 from chatmemory.api.schemas import (
     BlocksOut,
+    ChatOut,
     ChatRequest,
     ContextOut,
     RememberedOut,
@@ -15,6 +16,9 @@ from chatmemory.api.schemas import (
 )
 from chatmemory.api.telemetry import count
 from chatmemory.config import container
+from chatmemory.ports import ReplyDelta
+from chatmemory.services.chat import ChatRequest as ChatTurn
+from chatmemory.services.chat import ChatResult
 from chatmemory.services.context import BuiltContext, ContextRequest
 
 router = Router()
@@ -64,3 +68,46 @@ def build_context(body: ChatRequest) -> ContextOut:
     if built.degraded:
         count("RecallDegraded")
     return context_out(built)
+
+
+def chat_turn(user_id: str, body: ChatRequest) -> ChatTurn:
+    return ChatTurn(
+        user_id=user_id,
+        message=body.message,
+        conversation_id=body.conversation_id,
+        temporary=body.temporary,
+        persona=body.persona,
+    )
+
+
+def chat_out(result: ChatResult) -> ChatOut:
+    return ChatOut(
+        conversation_id=result.conversation_id,
+        message_id=result.message_id,
+        reply=result.reply,
+        memories_used=result.memories_used,
+        saved=result.saved,
+        model=result.model,
+    )
+
+
+@router.post(
+    "/v1/chat",
+    summary="One chat turn: the reply, with what was remembered and saved",
+    description=(
+        "With `Accept: text/event-stream` the same call streams `token` events and then one "
+        "`done` event carrying this object (served by the streaming endpoint)."
+    ),
+    tags=_TAGS,
+    responses=ERRORS,
+)
+def chat(body: ChatRequest) -> ChatOut:
+    result: ChatResult | None = None
+    for event in container().chat.turn(chat_turn(_user(), body)):
+        if not isinstance(event, ReplyDelta):
+            result = event
+    assert result is not None  # turn() always ends with its result or raises
+    count("ChatTurn")
+    if result.memories_used:
+        count("ChatTurnWithMemories")
+    return chat_out(result)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import Any
 
@@ -15,8 +15,10 @@ from chatmemory.api.identity import Unauthorized
 from chatmemory.api.telemetry import count, logger
 from chatmemory.domain.errors import (
     ConcurrentChange,
+    DomainError,
     InvalidField,
     MemoryDisabled,
+    ModelUnavailable,
     NotFound,
     SecretRefused,
 )
@@ -72,6 +74,36 @@ def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str]:
     return "validation_error", f"{where} field '{label}' {reason}{suffix}"
 
 
+_INTERNAL = (
+    HTTPStatus.INTERNAL_SERVER_ERROR,
+    "internal_error",
+    "something went wrong on our side; the request was not applied",
+)
+# Most specific first: the first matching type decides.
+_MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], ...] = (
+    (InvalidField, HTTPStatus.BAD_REQUEST, "validation_error", lambda e: f"{e.field} {e.reason}"),
+    (SecretRefused, HTTPStatus.BAD_REQUEST, "secret_refused", str),
+    (Unauthorized, HTTPStatus.UNAUTHORIZED, "unauthorized", str),
+    (NotFound, HTTPStatus.NOT_FOUND, "not_found", lambda e: f"{e.kind} not found"),
+    (ConcurrentChange, HTTPStatus.CONFLICT, "conflict", str),
+    (MemoryDisabled, HTTPStatus.CONFLICT, "memory_disabled", str),
+    (
+        ModelUnavailable,
+        HTTPStatus.BAD_GATEWAY,
+        "model_unavailable",
+        lambda _: "the model could not answer right now; nothing of this turn was kept — try again",
+    ),
+)
+
+
+def describe_error(exc: Exception) -> tuple[HTTPStatus, str, str]:
+    """(status, code, message) for any exception, in the contract's words."""
+    for kind, status, code, message in _MAPPING:
+        if isinstance(exc, kind):
+            return status, code, message(exc)
+    return _INTERNAL
+
+
 def register_error_handlers(app: APIGatewayHttpResolver) -> None:
     """Map domain and framework exceptions to the contract, once for every route."""
 
@@ -80,34 +112,13 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
         code, message = describe_validation_errors(exc.errors())
         return error_response(HTTPStatus.BAD_REQUEST, code, message)
 
-    @app.exception_handler(InvalidField)
-    def _invalid_field(exc: InvalidField) -> Response[str]:
-        return error_response(
-            HTTPStatus.BAD_REQUEST, "validation_error", f"{exc.field} {exc.reason}"
-        )
-
-    @app.exception_handler(SecretRefused)
-    def _secret(exc: SecretRefused) -> Response[str]:
-        count("SecretRefused")
-        return error_response(HTTPStatus.BAD_REQUEST, "secret_refused", str(exc))
-
-    @app.exception_handler(Unauthorized)
-    def _unauthorized(exc: Unauthorized) -> Response[str]:
-        return error_response(
-            HTTPStatus.UNAUTHORIZED, "unauthorized", str(exc), {"WWW-Authenticate": "Bearer"}
-        )
-
-    @app.exception_handler(NotFound)
-    def _not_found(exc: NotFound) -> Response[str]:
-        return error_response(HTTPStatus.NOT_FOUND, "not_found", f"{exc.kind} not found")
-
-    @app.exception_handler(ConcurrentChange)
-    def _conflict(exc: ConcurrentChange) -> Response[str]:
-        return error_response(HTTPStatus.CONFLICT, "conflict", str(exc))
-
-    @app.exception_handler(MemoryDisabled)
-    def _disabled(exc: MemoryDisabled) -> Response[str]:
-        return error_response(HTTPStatus.CONFLICT, "memory_disabled", str(exc))
+    @app.exception_handler([DomainError, Unauthorized])
+    def _domain(exc: Exception) -> Response[str]:
+        status, code, message = describe_error(exc)
+        if code in ("secret_refused", "model_unavailable"):
+            count("SecretRefused" if code == "secret_refused" else "ModelUnavailable")
+        headers = {"WWW-Authenticate": "Bearer"} if status == HTTPStatus.UNAUTHORIZED else None
+        return error_response(status, code, message, headers)
 
     @app.not_found
     def _no_route(_: NotFoundError) -> Response[str]:
@@ -125,11 +136,7 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
     def _unexpected(exc: Exception) -> Response[str]:
         # The type only: exception messages may quote user text, which never goes to logs.
         logger.error("unhandled error", extra={"error_type": type(exc).__name__})
-        return error_response(
-            HTTPStatus.INTERNAL_SERVER_ERROR,
-            "internal_error",
-            "something went wrong on our side; the request was not applied",
-        )
+        return error_response(*_INTERNAL)
 
 
 def _methods_for(app: APIGatewayHttpResolver, path: str) -> list[str]:

@@ -236,3 +236,12 @@ class ContextOut(BaseModel):
         description="Estimated Claude input tokens of the rendered prompt (≈4 chars per "
         "token for Latin script, 1 per CJK character; see domain/tokens.py)."
     )
+
+
+class ChatOut(BaseModel):
+    conversation_id: str
+    message_id: str
+    reply: str
+    memories_used: list[str] = Field(description="ids retrieved into this turn's prompt")
+    saved: list[str] = Field(description="ids written on this turn (save_memory, corrections)")
+    model: str = Field(description='the model that answered ("offline": the stand-in)')

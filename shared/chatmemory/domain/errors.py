@@ -69,3 +69,9 @@ class MemoryDisabled(DomainError):
     """The user switched memory off; nothing is read or written."""
 
     code = "memory_disabled"
+
+
+class ModelUnavailable(DomainError):
+    """The model could not answer (timeouts, overload, errors): nothing of the turn is kept."""
+
+    code = "model_unavailable"

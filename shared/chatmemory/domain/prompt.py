@@ -93,11 +93,15 @@ def render_summary_block(summary: str) -> str:
 def render_memories(lines: tuple[RememberedLine, ...]) -> str:
     if not lines:
         return ""
-    rendered = "\n".join(f"- {line.text} (last mentioned {line.month})" for line in lines)
+    rendered = "\n".join(
+        f"{number}. {line.text} (last mentioned {line.month})"
+        for number, line in enumerate(lines, start=1)
+    )
     return (
         "<memories>\nThings the user told you before that may matter for this message. "
         "Use them only if they help; they may be out of date, so speak of them as what the "
-        'user said then ("last time you mentioned…"), and do not recite them.\n'
+        'user said then ("last time you mentioned…"), and do not recite them. If the user '
+        "corrects one, save the correction with `replaces` set to its number.\n"
         f"{rendered}\n</memories>"
     )
 

@@ -9,6 +9,7 @@ Each entry describes requests a person makes, never facts about a particular per
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
 CATEGORY_USES: Mapping[str, tuple[str, ...]] = {
@@ -145,3 +146,144 @@ def uses_for(category: str, given: Sequence[str] = ()) -> tuple[str, ...]:
 def uses_text(uses: Sequence[str]) -> str:
     """One string to embed for all of a memory's uses."""
     return "; ".join(uses)
+
+
+#: words that place a statement in a category, for a model that cannot read (offline)
+CATEGORY_WORDS: Mapping[str, tuple[str, ...]] = {
+    "diet": (
+        "vegetarian",
+        "vegan",
+        "pescatarian",
+        "eat",
+        "eats",
+        "food",
+        "meat",
+        "allergic",
+        "allergy",
+        "intolerant",
+        "gluten",
+        "halal",
+        "kosher",
+        "diet",
+        "cook",
+        "drink",
+    ),
+    "location": (
+        "live",
+        "lives",
+        "living",
+        "moved",
+        "move",
+        "city",
+        "town",
+        "relocated",
+        "country",
+        "neighbourhood",
+        "neighborhood",
+    ),
+    "work": (
+        "work",
+        "works",
+        "job",
+        "engineer",
+        "manager",
+        "company",
+        "office",
+        "boss",
+        "colleague",
+        "career",
+        "employer",
+        "startup",
+        "salary",
+    ),
+    "education": (
+        "exam",
+        "study",
+        "studies",
+        "studying",
+        "university",
+        "college",
+        "school",
+        "course",
+        "degree",
+        "gate",
+        "semester",
+        "preparing",
+    ),
+    "family": (
+        "wife",
+        "husband",
+        "partner",
+        "son",
+        "daughter",
+        "kid",
+        "kids",
+        "child",
+        "children",
+        "mother",
+        "father",
+        "mom",
+        "dad",
+        "sister",
+        "brother",
+        "parents",
+    ),
+    "pets": ("dog", "cat", "puppy", "kitten", "pet", "parrot", "hamster", "rabbit"),
+    "health": (
+        "doctor",
+        "medication",
+        "asthma",
+        "diabetes",
+        "pregnant",
+        "injury",
+        "therapy",
+        "surgery",
+        "migraine",
+        "sleep",
+    ),
+    "hobbies": (
+        "hobby",
+        "play",
+        "plays",
+        "guitar",
+        "piano",
+        "chess",
+        "hiking",
+        "running",
+        "painting",
+        "reading",
+        "football",
+        "cricket",
+        "gaming",
+        "photography",
+    ),
+    "language": ("speak", "speaks", "language", "hindi", "tamil", "spanish", "french", "german"),
+    "travel": ("trip", "travel", "travelling", "traveling", "flight", "visiting", "vacation"),
+    "preferences": (
+        "prefer",
+        "prefers",
+        "like",
+        "likes",
+        "love",
+        "loves",
+        "hate",
+        "hates",
+        "favourite",
+        "favorite",
+    ),
+    "finance": ("budget", "saving", "savings", "loan", "mortgage", "invest", "debt", "rent"),
+}
+
+#: the conflict key of standing facts a newer statement replaces (seed 002: same key)
+CATEGORY_KEYS: Mapping[str, str] = {"location": "home_city", "diet": "diet", "work": "job"}
+
+
+def category_by_words(text: str) -> str | None:
+    """The category whose words appear most in `text` (None if none does)."""
+    words = set(re.findall(r"[a-z']+", text.casefold()))
+    best, hits = None, 0
+    for category, markers in CATEGORY_WORDS.items():
+        count = sum(1 for marker in markers if marker in words)
+        if count > hits:
+            best, hits = category, count
+    return best

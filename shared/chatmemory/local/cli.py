@@ -6,11 +6,13 @@ import argparse
 import dataclasses
 import logging
 import sys
+import threading
 from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
 from chatmemory.adapters.clock import SystemClock
+from chatmemory.adapters.local_jobs import QueuedJobs
 from chatmemory.config import Container, Settings, quiet_local_runtime, use_container
 from chatmemory.domain.errors import InvalidField
 from chatmemory.local.server import LocalGateway, LocalServer
@@ -36,6 +38,12 @@ def serve(args: argparse.Namespace) -> int:
     use_container(container)
     gateway = LocalGateway(settings.project_root, _tokens(settings))
     server = LocalServer(args.host, args.port, gateway)
+    # Load the embedding model now, off the first request's path (~5 s once).
+    threading.Thread(target=lambda: container.embedder, name="warm-up", daemon=True).start()
+    stop = threading.Event()
+    jobs = container.jobs
+    if isinstance(jobs, QueuedJobs):  # folds (and later the idle pipeline) run off the request path
+        threading.Thread(target=jobs.run_forever, args=(stop,), name="jobs", daemon=True).start()
     print(
         f"chatmemory is listening on {server.url}\n"
         f"  state folder : {settings.state_dir} (store: {settings.store})\n"
@@ -47,6 +55,8 @@ def serve(args: argparse.Namespace) -> int:
         server.serve_forever()
     except KeyboardInterrupt:
         print("\nstopped", flush=True)
+    finally:
+        stop.set()
     return 0
 
 

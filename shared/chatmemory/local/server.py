@@ -23,6 +23,7 @@ from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
+from chatmemory.api.chat_stream import StreamedResponse, stream_chat, wants_stream
 from chatmemory.api.errors import MAX_BODY_BYTES
 from chatmemory.local.gateway_events import build_event, parse_response
 from chatmemory.local.sam_template import HttpRoute, http_routes, load_template, match_route
@@ -152,6 +153,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
                 "a valid bearer token is required",
                 {"WWW-Authenticate": "Bearer"},
             )
+        if route.path == "/v1/chat" and wants_stream(self.headers.get("Accept")):
+            # API Gateway cannot stream; on AWS this call goes to the streaming Function URL.
+            assert claims is not None
+            return self._stream(stream_chat(str(claims["sub"]), body))
         event = build_event(
             method=self.command,
             raw_path=path,
@@ -194,6 +199,24 @@ class _RequestHandler(BaseHTTPRequestHandler):
             )
         response = parse_response(result)
         self._write(response.status, response.headers, response.body)
+        return response.status
+
+    def _stream(self, response: StreamedResponse) -> int:
+        """Send each piece as it is produced (chunked), so tokens reach the client live."""
+        self.send_response(response.status)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for piece in response.body:
+                if piece:
+                    self.wfile.write(f"{len(piece):X}\r\n".encode() + piece + b"\r\n")
+                    self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client left; the turn is finished or discarded
         return response.status
 
     def _error(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -44,6 +45,8 @@ class NewMemory:
     key: str | None = None
     source_message_id: str | None = None
     room_id: str | None = None
+    importance: int = 5
+    uses: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +134,55 @@ class MemoryService:
         self._store.add_memory(memory, [self._event(memory, Op.ADD, actor, now)])
         self._publish(memory)
         return Created(memory, created=True)
+
+    def remember_from_chat(
+        self,
+        user_id: str,
+        new: NewMemory,
+        *,
+        replaces: str | None = None,
+        actor: Actor = Actor.MODEL,
+    ) -> Memory:
+        """What the user asked to keep during a chat, written on that turn.
+
+        A correction supersedes the memory it replaces — the one the model named, else an
+        active memory with the same key (newest wins; the user's words beat an inference).
+        """
+        self._require_enabled(user_id, new.persona)
+        refuse_secrets("text", new.text)
+        target = self._replaced(user_id, new, replaces)
+        if target is None:
+            return self.create(user_id, new, actor=actor).memory
+        if normalise_for_identity(target.text) == normalise_for_identity(new.text):
+            return target
+        now = self._clock.now()
+        replacement = self._prepared(
+            dataclasses.replace(
+                self._build(user_id, new_memory_id(), new, now), supersedes=target.memory_id
+            )
+        )
+        events = [
+            self._event(target, Op.UPDATE, actor, now, related=replacement.memory_id),
+            self._event(replacement, Op.ADD, actor, now, related=target.memory_id),
+        ]
+        self._store.supersede_memory(user_id, target.memory_id, replacement, events)
+        self._withdraw(user_id, [target.memory_id])
+        self._publish(replacement)
+        return replacement
+
+    def _replaced(self, user_id: str, new: NewMemory, replaces: str | None) -> Memory | None:
+        if replaces:
+            named = self._store.get_memory(user_id, replaces)
+            if named is not None and named.status is Status.ACTIVE:
+                return named
+        if not new.key:
+            return None
+        same_key = [
+            memory
+            for memory in self._store.iter_memories(user_id, MemoryQuery(persona=new.persona))
+            if memory.key == new.key
+        ]
+        return same_key[0] if same_key else None  # newest first
 
     def correct(
         self,
@@ -270,6 +322,8 @@ class MemoryService:
             source_message_id=new.source_message_id,
             evidence=(new.source_message_id,) if new.source_message_id else (),
             room_id=new.room_id,
+            importance=new.importance,
+            meta={"uses": list(new.uses)} if new.uses else {},
         )
 
     def _older_versions(self, user_id: str, memory: Memory) -> list[Memory]:

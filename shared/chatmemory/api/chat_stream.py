@@ -1,0 +1,95 @@
+"""`POST /v1/chat` as Server-Sent Events: `token` events, then one `done` (API.md).
+
+Served by the local server, and on AWS by the streaming endpoint (a Function URL in
+response-streaming mode): API Gateway's HTTP API cannot stream, so the JSON form of the
+same call stays there.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from http import HTTPStatus
+from typing import Any
+
+from pydantic import ValidationError
+
+from chatmemory.api.chat_routes import chat_out, chat_turn
+from chatmemory.api.errors import describe_error, describe_validation_errors
+from chatmemory.api.schemas import ChatRequest
+from chatmemory.api.telemetry import count, logger
+from chatmemory.config import container
+from chatmemory.ports import ReplyDelta
+from chatmemory.services.chat import ChatResult
+
+EVENT_STREAM = "text/event-stream"
+_HEADERS = {
+    "Content-Type": f"{EVENT_STREAM}; charset=utf-8",
+    "Cache-Control": "no-cache",
+    "X-Accel-Buffering": "no",  # proxies must not buffer a stream
+}
+
+
+@dataclass(frozen=True, slots=True)
+class StreamedResponse:
+    status: int
+    headers: dict[str, str]
+    body: Iterator[bytes]
+
+
+def wants_stream(accept: str | None) -> bool:
+    return bool(accept) and EVENT_STREAM in (accept or "")
+
+
+def sse(event: str, data: dict[str, Any]) -> bytes:
+    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+
+
+def stream_chat(user_id: str, raw_body: bytes) -> StreamedResponse:
+    """Start the turn; its first step runs before the status is chosen, so bad input,
+    an unknown conversation or a model down at once still get a proper error status."""
+    try:
+        body = ChatRequest.model_validate_json(raw_body or b"")
+    except ValidationError as exc:
+        code, message = describe_validation_errors(exc.errors())
+        return _error(HTTPStatus.BAD_REQUEST, code, message)
+    events = container().chat.turn(chat_turn(user_id, body))
+    try:
+        first = next(events)
+    except Exception as exc:
+        status, code, message = describe_error(exc)
+        _log_unexpected(exc, status)
+        return _error(status, code, message)
+    return StreamedResponse(HTTPStatus.OK.value, dict(_HEADERS), _frames(first, events))
+
+
+def _frames(
+    first: ReplyDelta | ChatResult, rest: Iterator[ReplyDelta | ChatResult]
+) -> Iterator[bytes]:
+    event: ReplyDelta | ChatResult = first
+    try:
+        while True:
+            if isinstance(event, ReplyDelta):
+                yield sse("token", {"text": event.text})
+            else:
+                count("ChatTurn")
+                yield sse("done", chat_out(event).model_dump())
+                return
+            event = next(rest)
+    except StopIteration:
+        return
+    except Exception as exc:  # mid-stream: the status is sent; say so in the stream
+        status, code, message = describe_error(exc)
+        _log_unexpected(exc, status)
+        yield sse("error", {"error": {"code": code, "message": message}})
+
+
+def _error(status: HTTPStatus, code: str, message: str) -> StreamedResponse:
+    body = json.dumps({"error": {"code": code, "message": message}}).encode()
+    return StreamedResponse(status.value, {"Content-Type": "application/json"}, iter([body]))
+
+
+def _log_unexpected(exc: Exception, status: HTTPStatus) -> None:
+    if status >= HTTPStatus.INTERNAL_SERVER_ERROR:
+        logger.error("chat stream failed", extra={"error_type": type(exc).__name__})

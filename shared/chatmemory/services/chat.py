@@ -1,0 +1,294 @@
+"""One chat turn: the product's main job.
+
+build the context (exactly what /v1/context returns) → stream the model's reply, running
+save_memory when it asks → once the reply is complete, store the exchange (and a new
+conversation) in one atomic write, then the memories the model saved, linked to the
+user's message → reinforce the memories used → fold later if the window is full.
+If the model fails, nothing of the turn is kept.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from typing import Any
+
+from chatmemory.domain import rules
+from chatmemory.domain.conversation import Conversation, Role
+from chatmemory.domain.errors import DomainError, InvalidField, ModelUnavailable
+from chatmemory.domain.events import Actor, MemoryEvent, Op
+from chatmemory.domain.ids import new_conversation_id, new_event_id
+from chatmemory.domain.secrets import find_secret
+from chatmemory.domain.tokens import estimate_tokens
+from chatmemory.ports import (
+    Clock,
+    Jobs,
+    Model,
+    NewMessage,
+    ReplyDelta,
+    ReplyDone,
+    Store,
+    ToolCall,
+    ToolSpec,
+)
+from chatmemory.services.context import BuiltContext, ContextRequest, ContextService
+from chatmemory.services.folding import fold_due, turns_of
+from chatmemory.services.memories import MemoryService, NewMemory
+
+log = logging.getLogger(__name__)
+
+TEMPORARY_TTL = timedelta(hours=24)
+
+SAVE_MEMORY = ToolSpec(
+    name="save_memory",
+    description=(
+        "Save one standalone sentence about the user that they asked you to remember "
+        '("remember that …") or a correction of something you remembered. Write it in the '
+        'third person without their name ("Is vegetarian."). Never save secrets '
+        "(passwords, card or id numbers) or things they did not ask you to keep."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "text": {"type": "string", "maxLength": rules.EXTRACTED_TEXT_MAX},
+            "category": {
+                "type": "string",
+                "description": "snake_case, e.g. diet, location, work, family, pets, health",
+            },
+            "key": {
+                "type": "string",
+                "description": "for standing facts a newer one replaces, e.g. home_city, diet, job",
+            },
+            "uses": {
+                "type": "array",
+                "items": {"type": "string"},
+                "maxItems": 6,
+                "description": "short requests this fact should change, as the user would ask them",
+            },
+            "importance": {"type": "integer", "minimum": 1, "maximum": 10},
+            "replaces": {
+                "type": "string",
+                "description": "the number of the remembered fact this corrects, if any",
+            },
+        },
+        "required": ["text", "category"],
+    },
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    user_id: str
+    message: str
+    conversation_id: str | None = None
+    temporary: bool = False
+    persona: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatResult:
+    conversation_id: str
+    message_id: str
+    reply: str
+    memories_used: list[str]
+    saved: list[str]
+    model: str
+
+
+@dataclass
+class _Saves:
+    """What the model asked to save; written only once its reply is complete."""
+
+    context: BuiltContext
+    pending: list[tuple[NewMemory, str | None]] = field(default_factory=list)
+
+    def run(self, call: ToolCall) -> str:
+        if call.name != SAVE_MEMORY.name:
+            return f"unknown tool {call.name}"
+        try:
+            new, replaces = self._parse(call.arguments)
+        except (InvalidField, ValueError, TypeError) as exc:
+            return f"not saved: {exc}"
+        secret = find_secret(new.text)
+        if secret is not None:
+            return f"not saved: that looks like a {secret}, and secrets are never stored"
+        self.pending.append((new, replaces))
+        return "saved — it will be remembered from the next message on"
+
+    def _parse(self, arguments: dict[str, Any]) -> tuple[NewMemory, str | None]:
+        text = rules.text("text", str(arguments.get("text", "")).strip(), rules.MEMORY_TEXT_MAX)
+        category = rules.category(str(arguments.get("category") or rules.DEFAULT_CATEGORY))
+        key = arguments.get("key")
+        uses = arguments.get("uses") or []
+        importance = int(arguments.get("importance") or 7)  # asked for: above the mundane
+        new = NewMemory(
+            text=text,
+            category=category,
+            persona=self.context.persona,
+            key=rules.key(str(key)) if key else None,
+            importance=min(10, max(1, importance)),
+            uses=tuple(str(use)[:80] for use in uses[:6] if str(use).strip()),
+        )
+        return new, self._numbered(arguments.get("replaces"))
+
+    def _numbered(self, number: object) -> str | None:
+        """The model names a remembered fact by its number, never by id; unknown → none."""
+        if number is None:
+            return None
+        try:
+            index = int(str(number).strip().lstrip("#")) - 1
+        except ValueError:
+            return None
+        memories = self.context.blocks.memories
+        return memories[index].memory_id if 0 <= index < len(memories) else None
+
+
+class ChatService:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        *,
+        context: ContextService,
+        model: Model,
+        memories: MemoryService,
+        jobs: Jobs,
+    ) -> None:
+        self._store = store
+        self._clock = clock
+        self._context = context
+        self._model = model
+        self._memories = memories
+        self._jobs = jobs
+
+    def turn(self, request: ChatRequest) -> Iterator[ReplyDelta | ChatResult]:
+        """Stream the reply's pieces, then one ChatResult once the turn is stored."""
+        built = self._context.build(
+            ContextRequest(
+                user_id=request.user_id,
+                message=request.message,
+                conversation_id=request.conversation_id,
+                temporary=request.temporary,
+                persona=request.persona,
+            )
+        )
+        saves = _Saves(built)
+        tools = [SAVE_MEMORY] if built.memory_on else []
+        done: ReplyDone | None = None
+        for event in self._model.reply(built.rendered, tools, saves.run):
+            if isinstance(event, ReplyDelta):
+                yield event
+            else:
+                done = event
+        if done is None:  # a model that ends without its done event did not answer
+            raise ModelUnavailable("the model ended without finishing its reply")
+        if done.stop_reason == "refusal":
+            # A refused turn must not be continued from: keep none of it, save nothing.
+            yield self._refused(built, done)
+            return
+        yield self._store_turn(request, built, done, saves)
+
+    def _refused(self, built: BuiltContext, done: ReplyDone) -> ChatResult:
+        conversation_id = built.conversation.conversation_id if built.conversation else ""
+        return ChatResult(
+            conversation_id=conversation_id,
+            message_id="",
+            reply=done.text,
+            memories_used=[],
+            saved=[],
+            model=self._model.name,
+        )
+
+    def _store_turn(
+        self, request: ChatRequest, built: BuiltContext, done: ReplyDone, saves: _Saves
+    ) -> ChatResult:
+        now = self._clock.now()
+        conversation = built.conversation
+        create: Conversation | None = None
+        if conversation is None:
+            conversation_id = new_conversation_id()
+            create = Conversation(
+                user_id=request.user_id,
+                conversation_id=conversation_id,
+                created_at=now,
+                updated_at=now,
+                persona=built.persona,
+                temporary=built.temporary,
+                expires_at=now + TEMPORARY_TTL if built.temporary else None,
+            )
+        else:
+            conversation_id = conversation.conversation_id
+        used = built.memories_used
+        user_message, reply_message = self._store.append_messages(
+            request.user_id,
+            conversation_id,
+            [
+                NewMessage(Role.USER, request.message, estimate_tokens(request.message)),
+                NewMessage(Role.ASSISTANT, done.text, estimate_tokens(done.text), tuple(used)),
+            ],
+            now,
+            create=create,
+        )
+        saved = self._save(request.user_id, conversation_id, user_message.message_id, saves)
+        if used:
+            self._store.record_use(
+                request.user_id, used, now, [self._use_event(request.user_id, m, now) for m in used]
+            )
+        self._maybe_fold(request.user_id, conversation_id)
+        return ChatResult(
+            conversation_id=conversation_id,
+            message_id=reply_message.message_id,
+            reply=done.text,
+            memories_used=used,
+            saved=saved,
+            model=self._model.name,
+        )
+
+    def _save(
+        self, user_id: str, conversation_id: str, source_message_id: str, saves: _Saves
+    ) -> list[str]:
+        saved = []
+        for new, replaces in saves.pending:
+            linked = NewMemory(
+                text=new.text,
+                category=new.category,
+                persona=new.persona,
+                key=new.key,
+                importance=new.importance,
+                uses=new.uses,
+                source_message_id=source_message_id,
+                room_id=conversation_id,
+            )
+            try:
+                memory = self._memories.remember_from_chat(
+                    user_id, linked, replaces=replaces, actor=Actor.MODEL
+                )
+            except DomainError as exc:  # e.g. memory switched off a moment ago
+                log.info("a save_memory call was not applied", extra={"reason": exc.code})
+                continue
+            saved.append(memory.memory_id)
+        return saved
+
+    def _maybe_fold(self, user_id: str, conversation_id: str) -> None:
+        conversation = self._store.get_conversation(user_id, conversation_id)
+        if conversation is None:
+            return
+        window = self._store.list_messages(
+            user_id, conversation_id, after_seq=conversation.summary_upto_seq
+        )
+        user_turns = sum(1 for turn in turns_of(window) if turn[0].role is Role.USER)
+        if fold_due(user_turns):
+            self._jobs.fold_later(user_id, conversation_id)
+
+    @staticmethod
+    def _use_event(user_id: str, memory_id: str, at: datetime) -> MemoryEvent:
+        return MemoryEvent(
+            user_id=user_id,
+            memory_id=memory_id,
+            event_id=new_event_id(),
+            op=Op.USE,
+            actor=Actor.SYSTEM,
+            at=at,
+        )

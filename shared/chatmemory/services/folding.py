@@ -1,0 +1,108 @@
+"""Short-term memory: recent turns verbatim, older ones folded into a running summary.
+
+Seed 002: when the verbatim window reaches 12 turns, the oldest 4 are folded into the
+summary (≤ 400 tokens) — in blocks, not every turn, so the prompt's start stays stable
+for the cache. Every 10 folds the summary is rebuilt from the raw messages, because a
+summary of a summary of a summary drifts. Raw messages are never deleted by folding.
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass
+
+from chatmemory.domain.conversation import Message, Role
+from chatmemory.domain.errors import ModelUnavailable
+from chatmemory.domain.prompt import Turn
+from chatmemory.domain.tokens import estimate_tokens
+from chatmemory.ports import Clock, Model, Store
+
+log = logging.getLogger(__name__)
+
+WINDOW_TURNS = 12
+FOLD_TURNS = 4
+REBUILD_EVERY = 10
+SUMMARY_TOKENS = 400
+
+
+@dataclass(frozen=True, slots=True)
+class FoldOutcome:
+    folded: bool
+    rebuilt: bool = False
+    upto_seq: int = 0
+
+
+def turns_of(messages: list[Message]) -> list[list[Message]]:
+    """Messages grouped into turns, each starting at a user message."""
+    turns: list[list[Message]] = []
+    for message in messages:
+        if message.role is Role.USER or not turns:
+            turns.append([message])
+        else:
+            turns[-1].append(message)
+    return turns
+
+
+def fold_due(unsummarized_user_turns: int) -> bool:
+    return unsummarized_user_turns >= WINDOW_TURNS
+
+
+class Folder:
+    def __init__(self, store: Store, clock: Clock, model: Model) -> None:
+        self._store = store
+        self._clock = clock
+        self._model = model
+
+    def fold(self, user_id: str, conversation_id: str) -> FoldOutcome:
+        """Fold the oldest 4 turns if the window is full; idempotent, and race-safe: the
+        write applies only if no other fold moved the summary since this one read it."""
+        conversation = self._store.get_conversation(user_id, conversation_id)
+        if conversation is None:
+            return FoldOutcome(folded=False)
+        window = self._store.list_messages(
+            user_id, conversation_id, after_seq=conversation.summary_upto_seq
+        )
+        turns = turns_of(window)
+        if not fold_due(sum(1 for turn in turns if turn[0].role is Role.USER)):
+            return FoldOutcome(folded=False)
+        folding = [message for turn in turns[:FOLD_TURNS] for message in turn]
+        upto_seq = folding[-1].seq
+        rebuild = (conversation.fold_count + 1) % REBUILD_EVERY == 0
+        try:
+            if rebuild:
+                everything = self._store.list_messages(user_id, conversation_id, upto_seq=upto_seq)
+                summary = self._model.summarize("", _turns(everything), max_tokens=SUMMARY_TOKENS)
+            else:
+                summary = self._model.summarize(
+                    conversation.summary, _turns(folding), max_tokens=SUMMARY_TOKENS
+                )
+        except ModelUnavailable:
+            log.warning("fold skipped: the model is unavailable; the next turn retries")
+            return FoldOutcome(folded=False)
+        summary = _within_budget(summary)
+        applied = self._store.update_summary(
+            user_id,
+            conversation_id,
+            summary=summary,
+            upto_seq=upto_seq,
+            expected_upto_seq=conversation.summary_upto_seq,
+            fold_count=conversation.fold_count + 1,
+            at=self._clock.now(),
+        )
+        return FoldOutcome(folded=applied, rebuilt=rebuild and applied, upto_seq=upto_seq)
+
+
+def _turns(messages: list[Message]) -> list[Turn]:
+    return [Turn(message.role.value, message.content) for message in messages]
+
+
+def _within_budget(summary: str) -> str:
+    """A model that overshoots the budget is cut at a sentence, never mid-word."""
+    if estimate_tokens(summary) <= SUMMARY_TOKENS:
+        return summary.strip()
+    kept: list[str] = []
+    for line in summary.splitlines():
+        if estimate_tokens("\n".join([*kept, line])) > SUMMARY_TOKENS:
+            break
+        kept.append(line)
+    return "\n".join(kept).strip()

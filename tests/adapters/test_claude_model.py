@@ -1,0 +1,469 @@
+"""ClaudeModel speaks the Messages API exactly as documented, through the real SDK.
+
+Every test drives anthropic's real client over an httpx2 MockTransport. The handler
+records each request and serves recorded responses (tests/adapters/recordings/claude),
+hand-written from the documented shapes: SSE streams served incrementally from a
+generator body with `content-type: text/event-stream`, plain JSON for `create` and for
+errors. Assertions on requests run after the call: one failing inside the handler would
+surface as a connection error instead.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import anthropic
+import httpx2
+import pytest
+
+from chatmemory.adapters.claude_model import (
+    CONNECT_TIMEOUT_SECONDS,
+    DEFAULT_CHAT_MODEL,
+    DEFAULT_FAST_MODEL,
+    ClaudeModel,
+    anthropic_client,
+    bedrock_client,
+    bedrock_mantle_client,
+)
+from chatmemory.domain.errors import ModelUnavailable
+from chatmemory.domain.prompt import ContextBlocks, RenderedPrompt, Turn, render
+from chatmemory.ports import ReplyDelta, ReplyDone, ToolCall, ToolSpec, Usage
+
+RECORDINGS = Path(__file__).parent / "recordings" / "claude"
+
+SAVE_MEMORY = ToolSpec(
+    name="save_memory",
+    description="Save one standalone sentence about the user that they asked you to remember.",
+    input_schema={
+        "type": "object",
+        "properties": {"text": {"type": "string"}},
+        "required": ["text"],
+    },
+)
+SAVED = ToolCall("save_memory", {"text": "The user moved to Bengaluru in November 2026."})
+TOOL_USE_ID = "toolu_01T1x1fJ34qAmk2tNTrN7Up6"
+SECRET_DETAIL = "I am allergic to peanuts"
+
+#: one response, made when the request arrives (a stream counts its chunks on the fake)
+Serve = Callable[["FakeClaude"], httpx2.Response]
+
+
+class FakeClaude:
+    """The Claude API behind a MockTransport: serves queued responses, records requests."""
+
+    def __init__(self, *responses: Serve) -> None:
+        self._queue = list(responses)
+        self.requests: list[httpx2.Request] = []
+        self.chunks_sent = 0
+
+    def handler(self, request: httpx2.Request) -> httpx2.Response:
+        self.requests.append(request)
+        return self._queue.pop(0)(self)
+
+    def bodies(self) -> list[dict[str, Any]]:
+        return [json.loads(request.content) for request in self.requests]
+
+    @staticmethod
+    def stream(name: str, *, then_raise: Exception | None = None) -> Serve:
+        """A recorded SSE stream, one event per chunk; optionally the connection drops after."""
+        events = [
+            f"{event}\n\n".encode()
+            for event in (RECORDINGS / name).read_text("utf-8").split("\n\n")
+            if event.strip()
+        ]
+
+        def serve(fake: FakeClaude) -> httpx2.Response:
+            def body() -> Iterator[bytes]:
+                for event in events:
+                    fake.chunks_sent += 1
+                    yield event
+                if then_raise is not None:
+                    raise then_raise
+
+            return httpx2.Response(
+                200,
+                headers={"content-type": "text/event-stream", "request-id": "req_011CSHoJ5xY"},
+                content=body(),
+            )
+
+        return serve
+
+    @staticmethod
+    def json(name: str, status: int = 200) -> Serve:
+        payload = json.loads((RECORDINGS / name).read_text("utf-8"))
+        # The API sends an error's request id in the body and in the `request-id` header.
+        headers = {"request-id": payload["request_id"]} if "request_id" in payload else {}
+        return lambda _fake: httpx2.Response(status, headers=headers, json=payload)
+
+    @staticmethod
+    def unreachable(_fake: FakeClaude) -> httpx2.Response:
+        raise httpx2.ConnectError("[Errno 111] Connection refused")
+
+
+def claude(fake: FakeClaude, **options: Any) -> ClaudeModel:
+    client = anthropic.Anthropic(
+        api_key="test",
+        http_client=httpx2.Client(transport=httpx2.MockTransport(fake.handler)),
+        max_retries=0,
+    )
+    return ClaudeModel(
+        client=client, chat_model=DEFAULT_CHAT_MODEL, fast_model=DEFAULT_FAST_MODEL, **options
+    )
+
+
+def prompt() -> RenderedPrompt:
+    """A real rendered prompt: rules, profile, one earlier exchange, the new message."""
+    blocks = ContextBlocks(
+        system="You are a helpful, warm and direct assistant.",
+        profile="Vegetarian. Lives in Pune.",
+        recent=(
+            Turn("user", f"Hi! {SECRET_DETAIL}."),
+            Turn("assistant", "Thanks for telling me, I'll keep it in mind."),
+        ),
+    )
+    return render(blocks, "I just moved to Bengaluru, remember that.")
+
+
+class Runner:
+    """A save_memory runner that records what the model asked for."""
+
+    def __init__(self) -> None:
+        self.calls: list[ToolCall] = []
+
+    def __call__(self, call: ToolCall) -> str:
+        self.calls.append(call)
+        return "saved"
+
+
+def collect(events: Iterator[ReplyDelta | ReplyDone]) -> tuple[list[str], ReplyDone]:
+    items = list(events)
+    deltas = [item.text for item in items if isinstance(item, ReplyDelta)]
+    dones = [item for item in items if isinstance(item, ReplyDone)]
+    assert len(dones) == 1 and items[-1] is dones[0]
+    return deltas, dones[0]
+
+
+# ---- the streamed reply -------------------------------------------------------------------
+
+
+def test_plain_reply_streams_the_deltas_in_order_then_one_done_with_its_usage() -> None:
+    # Given a model that answers in three text deltas
+    fake = FakeClaude(FakeClaude.stream("reply_plain.sse"))
+
+    # When the reply is streamed
+    deltas, done = collect(claude(fake).reply(prompt(), [], Runner()))
+
+    # Then the deltas come in order, and the done carries the whole text and the usage
+    assert deltas == [
+        "Last time you mentioned",
+        " you were vegetarian, so",
+        " how about a paneer tikka tonight?",
+    ]
+    assert done.text == "".join(deltas)
+    assert done.stop_reason == "end_turn"
+    assert done.usage == Usage(
+        input_tokens=42, output_tokens=23, cache_read_tokens=1830, cache_write_tokens=0
+    )
+
+
+def test_deltas_arrive_while_the_stream_is_still_open() -> None:
+    # Given a streamed reply of nine events
+    fake = FakeClaude(FakeClaude.stream("reply_plain.sse"))
+    events = claude(fake).reply(prompt(), [], Runner())
+
+    # When the first delta arrives
+    first = next(events)
+
+    # Then the server has not sent the rest of the stream yet
+    assert first == ReplyDelta("Last time you mentioned")
+    assert fake.chunks_sent < 9
+    assert isinstance(list(events)[-1], ReplyDone)
+
+
+def test_request_mirrors_the_prompt_with_cache_breakpoints_where_it_flags_them() -> None:
+    # Given a rendered prompt (breakpoints: both system blocks and the last earlier turn)
+    rendered = prompt()
+    fake = FakeClaude(FakeClaude.stream("reply_plain.sse"))
+
+    # When the reply is streamed with the save_memory tool
+    collect(claude(fake, max_tokens=800).reply(rendered, [SAVE_MEMORY], Runner()))
+
+    # Then the one request carries exactly the prompt, the tool, the model and the budget
+    [body] = fake.bodies()
+    assert fake.requests[0].url.path == "/v1/messages"
+    assert body["model"] == "claude-sonnet-5-5"
+    assert body["max_tokens"] == 800
+    assert body["stream"] is True
+    assert body["system"] == [
+        {
+            "type": "text",
+            "text": "You are a helpful, warm and direct assistant.",
+            "cache_control": {"type": "ephemeral"},
+        },
+        {
+            "type": "text",
+            "text": rendered.system[1].text,
+            "cache_control": {"type": "ephemeral"},
+        },
+    ]
+    assert body["messages"] == [
+        {"role": "user", "content": [{"type": "text", "text": f"Hi! {SECRET_DETAIL}."}]},
+        {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "text",
+                    "text": "Thanks for telling me, I'll keep it in mind.",
+                    "cache_control": {"type": "ephemeral"},
+                }
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "text", "text": "I just moved to Bengaluru, remember that."}],
+        },
+    ]
+    assert body["tools"] == [
+        {
+            "name": "save_memory",
+            "description": SAVE_MEMORY.description,
+            "input_schema": SAVE_MEMORY.input_schema,
+        }
+    ]
+    assert "tool_choice" not in body
+    # Sonnet 5.5 would otherwise hide the text it writes between tool calls in thinking blocks
+    assert body["thinking"] == {"type": "between_tools"}
+
+
+def test_a_reply_without_tools_sends_no_tools_key() -> None:
+    fake = FakeClaude(FakeClaude.stream("reply_plain.sse"))
+
+    collect(claude(fake).reply(prompt(), [], Runner()))
+
+    [body] = fake.bodies()
+    assert "tools" not in body
+    assert "tool_choice" not in body
+
+
+def test_save_memory_call_mid_turn_runs_the_tool_and_the_reply_continues() -> None:
+    # Given a turn where the model writes, calls save_memory (its input streamed as JSON
+    # fragments), then continues after the tool result
+    fake = FakeClaude(
+        FakeClaude.stream("reply_save_memory.sse"), FakeClaude.stream("reply_after_save.sse")
+    )
+    runner = Runner()
+
+    # When the reply is streamed
+    deltas, done = collect(claude(fake).reply(prompt(), [SAVE_MEMORY], runner))
+
+    # Then the runner got the parsed arguments, once
+    assert runner.calls == [SAVED]
+    # And the second request replays the first, plus the assistant's tool_use turn and the
+    # user's tool_result
+    first, second = fake.bodies()
+    assert second["messages"][:3] == first["messages"]
+    assert second["messages"][3:] == [
+        {
+            "role": "assistant",
+            "content": [
+                {"type": "text", "text": "Congratulations on the move! I'll remember that."},
+                {
+                    "type": "tool_use",
+                    "id": TOOL_USE_ID,
+                    "name": "save_memory",
+                    "input": {"text": "The user moved to Bengaluru in November 2026."},
+                },
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": TOOL_USE_ID, "content": "saved"}],
+        },
+    ]
+    assert second["tools"] == first["tools"]
+    # And the text of both rounds streams and ends up in the done, a blank line between
+    assert deltas == [
+        "Congratulations on the move!",
+        " I'll remember that.",
+        "\n\n",
+        "Saved.",
+        " How are you settling in?",
+    ]
+    assert done.text == (
+        "Congratulations on the move! I'll remember that.\n\nSaved. How are you settling in?"
+    )
+    assert done.stop_reason == "end_turn"
+    assert done.usage == Usage(
+        input_tokens=380 + 47,
+        output_tokens=61 + 12,
+        cache_read_tokens=1830 + 1830,
+        cache_write_tokens=0 + 412,
+    )
+
+
+def test_tool_rounds_are_capped_then_the_last_request_turns_tools_off() -> None:
+    # Given a model that would call save_memory on every round, capped at two rounds
+    fake = FakeClaude(
+        FakeClaude.stream("reply_save_memory.sse"),
+        FakeClaude.stream("reply_save_memory.sse"),
+        FakeClaude.stream("reply_after_save.sse"),
+    )
+    runner = Runner()
+
+    # When the reply is streamed
+    _, done = collect(claude(fake, max_tool_rounds=2).reply(prompt(), [SAVE_MEMORY], runner))
+
+    # Then the tool ran twice, and the third request still defines the tools (the cached
+    # prefix stays the same) but forbids using them
+    assert runner.calls == [SAVED, SAVED]
+    bodies = fake.bodies()
+    assert len(bodies) == 3
+    assert ["tool_choice" in body for body in bodies[:2]] == [False, False]
+    assert bodies[2]["tool_choice"] == {"type": "none"}
+    assert bodies[2]["tools"] == bodies[0]["tools"]
+    assert done.stop_reason == "end_turn"
+
+
+# ---- failures -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("serve", "kind"),
+    [
+        (FakeClaude.json("error_overloaded_529.json", 529), "overloaded_error (HTTP 529"),
+        (FakeClaude.json("error_api_500.json", 500), "api_error (HTTP 500"),
+        (FakeClaude.json("error_rate_limit_429.json", 429), "rate_limit_error (HTTP 429"),
+        (FakeClaude.unreachable, "connection error"),
+    ],
+    ids=["overloaded", "server-error", "rate-limited", "unreachable"],
+)
+def test_api_failures_become_model_unavailable_naming_the_kind(serve: Serve, kind: str) -> None:
+    fake = FakeClaude(serve)
+
+    with pytest.raises(ModelUnavailable) as raised:
+        collect(claude(fake).reply(prompt(), [SAVE_MEMORY], Runner()))
+
+    assert kind in str(raised.value)
+    assert not any(message.content in str(raised.value) for message in prompt().messages)
+
+
+def test_the_failure_message_never_quotes_the_request() -> None:
+    # Given an error whose body echoes part of the prompt
+    fake = FakeClaude(FakeClaude.json("error_invalid_request_400.json", 400))
+
+    # When the reply fails
+    with pytest.raises(ModelUnavailable) as raised:
+        collect(claude(fake).reply(prompt(), [], Runner()))
+
+    # Then the message names the failure, and neither it nor a chained error holds the text
+    message = str(raised.value)
+    assert "invalid_request_error (HTTP 400, request req_011CSHoH3mWc7xRk9aLf5Ue2)" in message
+    assert "peanuts" not in message
+    assert raised.value.__cause__ is None
+    assert raised.value.__suppress_context__
+
+
+@pytest.mark.parametrize(
+    ("serve", "kind"),
+    [
+        (
+            FakeClaude.stream(
+                "reply_cut_off.sse",
+                then_raise=httpx2.RemoteProtocolError(
+                    "peer closed connection without sending complete message body"
+                ),
+            ),
+            "the stream broke off",
+        ),
+        (FakeClaude.stream("reply_cut_off.sse"), "ended before message_stop"),
+        (FakeClaude.stream("reply_overloaded_midway.sse"), "overloaded_error (mid-stream"),
+    ],
+    ids=["connection-dropped", "ended-early", "error-event"],
+)
+def test_a_stream_that_breaks_midway_is_model_unavailable_after_its_first_deltas(
+    serve: Serve, kind: str
+) -> None:
+    # Given a stream that fails after its first text delta
+    fake = FakeClaude(serve)
+    deltas: list[str] = []
+
+    # When the reply is streamed
+    with pytest.raises(ModelUnavailable) as raised:
+        for event in claude(fake).reply(prompt(), [], Runner()):
+            assert isinstance(event, ReplyDelta)
+            deltas.append(event.text)
+
+    # Then the caller got the partial text, then ModelUnavailable (and no done)
+    assert deltas == ["Last time you mentioned"]
+    assert kind in str(raised.value)
+
+
+# ---- the fold -----------------------------------------------------------------------------
+
+
+def test_summarize_folds_the_turns_with_the_fast_model_and_the_fold_prompt() -> None:
+    # Given a running summary and two new turns
+    fake = FakeClaude(FakeClaude.json("fold_summary.json"))
+    turns = [
+        Turn("user", "I moved to Bengaluru last week. Any dinner ideas?"),
+        Turn("assistant", "Welcome to Bengaluru! How about paneer tikka?"),
+    ]
+
+    # When they are folded
+    summary = claude(fake).summarize("The user is vegetarian.", turns, max_tokens=300)
+
+    # Then one plain request went to the fast model, with the fold rules and the budget
+    [body] = fake.bodies()
+    assert body["model"] == "claude-haiku-5-5"
+    assert body["max_tokens"] == 300
+    assert "stream" not in body
+    assert "Fold, do not append" in body["system"]
+    assert "Stay under 300 tokens" in body["system"]
+    assert body["thinking"] == {"type": "disabled"}  # the whole budget goes to the summary
+    [message] = body["messages"]
+    assert message["role"] == "user"
+    assert "<summary>\nThe user is vegetarian.\n</summary>" in message["content"]
+    assert "user: I moved to Bengaluru last week. Any dinner ideas?" in message["content"]
+    assert "assistant: Welcome to Bengaluru! How about paneer tikka?" in message["content"]
+    # And the summary comes back stripped
+    assert summary.startswith("The user is vegetarian and moved from Pune to Bengaluru")
+    assert summary == summary.strip()
+
+
+@pytest.mark.parametrize(
+    ("serve", "kind"),
+    [
+        (FakeClaude.json("error_overloaded_529.json", 529), "overloaded_error (HTTP 529"),
+        (FakeClaude.json("fold_refused.json"), "the fold was refused"),
+    ],
+    ids=["overloaded", "refused"],
+)
+def test_a_failed_fold_is_model_unavailable(serve: Serve, kind: str) -> None:
+    fake = FakeClaude(serve)
+
+    with pytest.raises(ModelUnavailable) as raised:
+        claude(fake).summarize("", [Turn("user", SECRET_DETAIL)], max_tokens=300)
+
+    assert kind in str(raised.value)
+    assert "peanuts" not in str(raised.value)
+
+
+# ---- clients ----------------------------------------------------------------------------------
+
+
+@pytest.mark.usefixtures("aws_env")
+def test_client_factories_bound_timeouts_and_retries() -> None:
+    clients = [
+        anthropic_client("sk-ant-test", timeout=20.0, max_retries=1),
+        bedrock_client("eu-west-1", timeout=20.0, max_retries=1),
+        bedrock_mantle_client("eu-west-1", timeout=20.0, max_retries=1),
+    ]
+
+    for client in clients:
+        assert isinstance(client.timeout, httpx2.Timeout)
+        assert client.timeout.connect == CONNECT_TIMEOUT_SECONDS
+        assert client.timeout.read == 20.0
+        assert client.max_retries == 1
