@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -49,3 +50,13 @@ def store(
 def model_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """One folder for derived model files (the ONNX export) for the whole test run."""
     return tmp_path_factory.mktemp("models")
+
+
+@pytest.fixture(scope="session")
+def minilm(model_cache: Path) -> Any:
+    """The real local model, loaded once for the whole run (skipped if not installed)."""
+    from chatmemory.adapters.minilm_embedder import MiniLMEmbedder, minilm_available  # noqa: PLC0415
+
+    if not minilm_available():
+        pytest.skip("the local model is not installed")
+    return MiniLMEmbedder(cache_dir=model_cache)

@@ -10,20 +10,23 @@ import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
 from typing import Any, Literal
 
 from chatmemory.adapters.clock import SystemClock
 from chatmemory.domain.errors import InvalidField
-from chatmemory.ports import Clock, Embedder, Jobs, Model, Store, VectorIndex
+from chatmemory.ports import Clock, Embedder, Jobs, Model, PipelineStarter, Store, VectorIndex
 from chatmemory.services.chat import ChatService
 from chatmemory.services.context import ContextService
 from chatmemory.services.folding import Folder
+from chatmemory.services.idle import IdleTrigger
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.notices import NoticeService
+from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
 
@@ -32,6 +35,7 @@ EmbedderKind = Literal["auto", "minilm", "hashing", "titan"]
 IndexKind = Literal["exact", "opensearch"]
 ModelKind = Literal["auto", "offline", "claude", "bedrock"]
 JobsKind = Literal["local", "sqs"]
+PipelineKind = Literal["local", "stepfunctions"]
 SQLITE_FILE = "chatmemory.sqlite3"
 
 log = logging.getLogger(__name__)
@@ -77,6 +81,14 @@ def quiet_local_runtime() -> None:
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 
+def _stream_port(env: Mapping[str, str]) -> int:
+    """The streaming server's port: the Lambda Web Adapter reads AWS_LWA_PORT, then PORT."""
+    raw = env.get("AWS_LWA_PORT") or env.get("PORT") or "8080"
+    if not raw.isdigit() or not 0 < int(raw) < 65536:
+        raise InvalidField("PORT", "must be a TCP port number")
+    return int(raw)
+
+
 @dataclass(frozen=True, slots=True)
 class Settings:
     """Typed configuration, read once."""
@@ -102,6 +114,13 @@ class Settings:
     fast_model: str | None = None
     jobs: JobsKind = "local"
     fold_queue_url: str | None = None
+    idle_queue_url: str | None = None
+    idle_seconds: int = 600
+    pipeline: PipelineKind = "local"
+    write_pipeline_arn: str | None = None
+    jwt_issuer: str | None = None
+    jwt_audiences: tuple[str, ...] = ()
+    stream_port: int = 8080
 
     @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
@@ -123,6 +142,9 @@ class Settings:
         jobs = env.get("CHATMEMORY_JOBS", "local")
         if jobs not in ("local", "sqs"):
             raise InvalidField("CHATMEMORY_JOBS", "must be local or sqs")
+        pipeline = env.get("CHATMEMORY_PIPELINE", "local")
+        if pipeline not in ("local", "stepfunctions"):
+            raise InvalidField("CHATMEMORY_PIPELINE", "must be local or stepfunctions")
         settings = cls(
             model=model,  # type: ignore[arg-type]  # checked just above
             anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
@@ -131,6 +153,17 @@ class Settings:
             fast_model=env.get("CHATMEMORY_FAST_MODEL") or None,
             jobs=jobs,  # type: ignore[arg-type]
             fold_queue_url=env.get("CHATMEMORY_FOLD_QUEUE_URL") or None,
+            idle_queue_url=env.get("CHATMEMORY_IDLE_QUEUE_URL") or None,
+            idle_seconds=int(env.get("CHATMEMORY_IDLE_SECONDS", "600")),
+            pipeline=pipeline,  # type: ignore[arg-type]  # checked just above
+            write_pipeline_arn=env.get("CHATMEMORY_WRITE_PIPELINE_ARN") or None,
+            jwt_issuer=env.get("CHATMEMORY_JWT_ISSUER") or None,
+            jwt_audiences=tuple(
+                audience.strip()
+                for audience in env.get("CHATMEMORY_JWT_AUDIENCE", "").split(",")
+                if audience.strip()
+            ),
+            stream_port=_stream_port(env),
             embedder=embedder,  # type: ignore[arg-type]  # checked just above
             titan_dimensions=int(env.get("CHATMEMORY_TITAN_DIMENSIONS", "1024")),
             index=index,  # type: ignore[arg-type]
@@ -315,16 +348,57 @@ class Container:
             return SqsJobs(
                 boto3.client("sqs", region_name=self.settings.region),
                 fold_queue_url=self.settings.fold_queue_url,
+                idle_queue_url=self.settings.idle_queue_url,
+                clock=self.clock,
             )
-        from chatmemory.adapters.local_jobs import FoldJob, QueuedJobs  # noqa: PLC0415
+        from chatmemory.adapters.local_jobs import FoldJob, Job, QueuedJobs  # noqa: PLC0415
 
-        jobs = QueuedJobs()
+        jobs = QueuedJobs(self.clock)
 
-        def run(job: FoldJob) -> None:
-            self.folder.fold(job.user_id, job.conversation_id)
+        def run(job: Job) -> None:
+            if isinstance(job, FoldJob):
+                self.folder.fold(job.user_id, job.conversation_id)
+            else:
+                self.idle.check(job.user_id, job.conversation_id)
 
         jobs.bind(run)
         return jobs
+
+    @cached_property
+    def pipeline(self) -> WritePipeline:
+        return WritePipeline(
+            self.store,
+            self.clock,
+            model=lambda: self.model,
+            memories=lambda: self.memories,
+            embedder=lambda: self.embedder,
+            index=lambda: self.index,
+        )
+
+    @cached_property
+    def pipeline_starter(self) -> PipelineStarter:
+        if self.settings.pipeline == "stepfunctions":
+            import boto3  # noqa: PLC0415
+
+            from chatmemory.adapters.stepfunctions_starter import (  # noqa: PLC0415
+                StepFunctionsStarter,
+            )
+
+            assert self.settings.write_pipeline_arn, "CHATMEMORY_WRITE_PIPELINE_ARN is required"
+            return StepFunctionsStarter(
+                boto3.client("stepfunctions", region_name=self.settings.region),
+                state_machine_arn=self.settings.write_pipeline_arn,
+            )
+        return InProcessPipeline(self.pipeline)
+
+    @cached_property
+    def idle(self) -> IdleTrigger:
+        return IdleTrigger(
+            self.store,
+            self.clock,
+            self.pipeline_starter,
+            idle_after=timedelta(seconds=self.settings.idle_seconds),
+        )
 
     @cached_property
     def folder(self) -> Folder:
@@ -339,6 +413,7 @@ class Container:
             model=self.model,
             memories=self.memories,
             jobs=self.jobs,
+            idle_after=timedelta(seconds=self.settings.idle_seconds),
         )
 
     @cached_property

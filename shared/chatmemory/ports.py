@@ -17,11 +17,13 @@ import numpy.typing as npt
 
 from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.events import MemoryEvent
+from chatmemory.domain.extraction import Candidate, ExtractionInput, ExtractionRun
 from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.prompt import RenderedPrompt, Turn
+from chatmemory.domain.routing import Neighbour, RouteDecision
 from chatmemory.domain.rules import DEFAULT_PERSONA
 from chatmemory.domain.tombstone import Tombstone
 
@@ -320,6 +322,31 @@ class Store(ABC):
     ) -> bool:
         """Move the write pipeline's cursor, only from where the caller read it."""
 
+    @abstractmethod
+    def pending_extractions(
+        self, *, said_before: datetime, limit: int = 100
+    ) -> list[tuple[str, str]]:
+        """(user id, conversation id) of conversations with user messages the pipeline has
+        not read yet, whose last user message is older than `said_before`; oldest first.
+
+        The one read across users — for the daily sweep and `chatmemory flush`, never on
+        the request path. Temporary and expired conversations are never listed.
+        """
+
+    # ---- the write pipeline's runs ------------------------------------------------------
+
+    @abstractmethod
+    def put_extraction_run(self, run: ExtractionRun, *, only_if_new: bool = False) -> bool:
+        """Insert or replace a run (runs expire with `expires_at`); with `only_if_new`,
+        write nothing if the run exists. True if written."""
+
+    @abstractmethod
+    def get_extraction_run(self, user_id: str, run_id: str) -> ExtractionRun | None: ...
+
+    @abstractmethod
+    def delete_extraction_runs(self, user_id: str, conversation_id: str) -> None:
+        """Drop a conversation's runs (their candidates quote the user)."""
+
     # ---- profile, settings ----------------------------------------------------------
 
     @abstractmethod
@@ -496,6 +523,26 @@ class Model(ABC):
     def summarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
         """Fold `turns` into `summary` (empty: summarize from scratch), within max_tokens."""
 
+    @abstractmethod
+    def extract(self, request: ExtractionInput) -> list[Candidate]:
+        """Candidate memories from a transcript slice: one call (fast tier).
+
+        Evidence must name message ids of the slice; items the model got wrong (bad
+        fields, unknown evidence) are dropped, not repaired. ModelUnavailable on failure.
+        """
+
+    @abstractmethod
+    def route(self, cases: Sequence[RoutingCase]) -> list[RouteDecision]:
+        """One decision per case, in order: one call for all of them (fast tier)."""
+
+
+@dataclass(frozen=True, slots=True)
+class RoutingCase:
+    """A candidate and its numbered neighbours, as the router sees them."""
+
+    candidate: Candidate
+    neighbours: tuple[Neighbour, ...]
+
 
 # ---- background work ------------------------------------------------------------------------
 
@@ -506,3 +553,19 @@ class Jobs(ABC):
     @abstractmethod
     def fold_later(self, user_id: str, conversation_id: str) -> None:
         """Ask for this conversation's oldest turns to be folded into its summary."""
+
+    @abstractmethod
+    def idle_later(self, user_id: str, conversation_id: str, due_at: datetime) -> None:
+        """(Re)arm the conversation's idle timer: check it again at `due_at`.
+
+        Every user message re-arms it; the check finds out whether a newer message came
+        since, so only the last one of a burst starts the write pipeline (a debounce).
+        """
+
+
+class PipelineStarter(ABC):
+    """Starts the write pipeline for one conversation's new messages."""
+
+    @abstractmethod
+    def start_write(self, user_id: str, conversation_id: str, upto_seq: int) -> bool:
+        """Start it (once per slice: a repeat start is a no-op); True if it started now."""

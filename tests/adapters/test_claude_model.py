@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Iterator
+from datetime import UTC, date, datetime
+from importlib import resources
 from pathlib import Path
 from typing import Any
 
@@ -21,16 +23,21 @@ import pytest
 
 from chatmemory.adapters.claude_model import (
     CONNECT_TIMEOUT_SECONDS,
+    DEFAULT_BEDROCK_FAST_MODEL,
     DEFAULT_CHAT_MODEL,
     DEFAULT_FAST_MODEL,
     ClaudeModel,
     anthropic_client,
     bedrock_client,
     bedrock_mantle_client,
+    structured_call_for,
 )
 from chatmemory.domain.errors import ModelUnavailable
+from chatmemory.domain.extraction import Candidate, ExtractionInput, TranscriptLine
+from chatmemory.domain.memory import Kind, Memory, StatedBy
 from chatmemory.domain.prompt import ContextBlocks, RenderedPrompt, Turn, render
-from chatmemory.ports import ReplyDelta, ReplyDone, ToolCall, ToolSpec, Usage
+from chatmemory.domain.routing import Action, RouteDecision, numbered
+from chatmemory.ports import ReplyDelta, ReplyDone, RoutingCase, ToolCall, ToolSpec, Usage
 
 RECORDINGS = Path(__file__).parent / "recordings" / "claude"
 
@@ -103,14 +110,16 @@ class FakeClaude:
         raise httpx2.ConnectError("[Errno 111] Connection refused")
 
 
-def claude(fake: FakeClaude, **options: Any) -> ClaudeModel:
+def claude(
+    fake: FakeClaude, *, fast_model: str = DEFAULT_FAST_MODEL, **options: Any
+) -> ClaudeModel:
     client = anthropic.Anthropic(
         api_key="test",
         http_client=httpx2.Client(transport=httpx2.MockTransport(fake.handler)),
         max_retries=0,
     )
     return ClaudeModel(
-        client=client, chat_model=DEFAULT_CHAT_MODEL, fast_model=DEFAULT_FAST_MODEL, **options
+        client=client, chat_model=DEFAULT_CHAT_MODEL, fast_model=fast_model, **options
     )
 
 
@@ -449,6 +458,392 @@ def test_a_failed_fold_is_model_unavailable(serve: Serve, kind: str) -> None:
 
     assert kind in str(raised.value)
     assert "peanuts" not in str(raised.value)
+
+
+# ---- extraction -------------------------------------------------------------------------------
+
+USES_RULE = resources.files("chatmemory.prompts").joinpath("memory_uses_rule.txt").read_text()
+EXAM, BRUNO, MOVE = "msg_01JDX3A7Q2", "msg_01JDX3B9K4", "msg_01JDX3C1M8"
+
+
+def slice_to_extract() -> ExtractionInput:
+    """Three messages; the first runs over two lines, the second is the assistant's."""
+    return ExtractionInput(
+        transcript=(
+            TranscriptLine(
+                EXAM,
+                "user",
+                "I sit the CFA Level I in February, so evenings are for studying.\n"
+                "Walking Bruno first, he pulls so hard on the lead.",
+            ),
+            TranscriptLine(BRUNO, "assistant", "Good luck! Want a study plan?"),
+            TranscriptLine(MOVE, "user", "Yes please. Also I moved to Bengaluru this month."),
+        ),
+        profile="Vegetarian. Lives in Pune.",
+        known=("Is vegetarian.", "Lives in Pune."),
+        today=date(2026, 11, 30),
+    )
+
+
+def test_extract_asks_the_fast_model_for_record_memories_with_the_numbered_slice() -> None:
+    # Given a slice of three messages, a profile and two known memories
+    fake = FakeClaude(FakeClaude.json("extract_memories.json"))
+
+    # When the fast model extracts from it
+    claude(fake).extract(slice_to_extract())
+
+    # Then one plain request went to the fast model, forced to call record_memories once
+    [body] = fake.bodies()
+    assert fake.requests[0].url.path == "/v1/messages"
+    assert body["model"] == "claude-haiku-5-5"
+    assert "stream" not in body
+    assert body["tool_choice"] == {
+        "type": "tool",
+        "name": "record_memories",
+        "disable_parallel_tool_use": True,
+    }
+    # a forced tool needs thinking off (the API refuses forced tool use while thinking)
+    assert body["thinking"] == {"type": "disabled"}
+    [tool] = body["tools"]
+    assert tool["name"] == "record_memories"
+    item = tool["input_schema"]["properties"]["memories"]["items"]
+    assert set(item["required"]) == {
+        "text",
+        "category",
+        "kind",
+        "importance",
+        "stated_by",
+        "evidence",
+        "uses",
+    }
+    assert item["properties"]["evidence"]["items"]["type"] == "integer"
+    assert item["properties"]["kind"]["enum"] == [
+        "fact",
+        "preference",
+        "event",
+        "promise",
+        "open_loop",
+        "relationship",
+    ]
+    assert {"health", "religion", "politics", "sexuality", "general"} <= set(
+        item["properties"]["category"]["enum"]
+    )
+    # And the rules are the system prompt (cached), with the uses rule verbatim
+    [system] = body["system"]
+    assert system["cache_control"] == {"type": "ephemeral"}
+    rules_text = system["text"]
+    assert rules_text.startswith("You are the user's memory.")
+    assert "Never the assistant's words" in rules_text
+    assert "Never text the user pasted or quoted" in rules_text
+    assert "Leave out anything below 3." in rules_text
+    assert "At most 200 characters." in rules_text
+    assert "at most 12 items" in rules_text
+    assert USES_RULE.strip() in rules_text
+    assert "{" not in rules_text  # every placeholder filled
+    # And the one user message carries today's date, the profile, the known memories and
+    # the transcript as numbered lines, a message's second line indented under it
+    [message] = body["messages"]
+    assert message["role"] == "user"
+    assert message["content"] == (
+        "<today>2026-11-30</today>\n\n"
+        "<profile>\nVegetarian. Lives in Pune.\n</profile>\n\n"
+        "<known>\n- Is vegetarian.\n- Lives in Pune.\n</known>\n\n"
+        "<transcript>\n"
+        "[1] user: I sit the CFA Level I in February, so evenings are for studying.\n"
+        "    Walking Bruno first, he pulls so hard on the lead.\n"
+        "[2] assistant: Good luck! Want a study plan?\n"
+        "[3] user: Yes please. Also I moved to Bengaluru this month.\n"
+        "</transcript>"
+    )
+    # And no message id goes to the model: evidence is by line number
+    raw = fake.requests[0].content.decode()
+    assert not any(message_id in raw for message_id in (EXAM, BRUNO, MOVE))
+
+
+def test_extract_maps_evidence_numbers_to_message_ids_and_drops_what_is_wrong() -> None:
+    # Given an answer of six items: three good ones, one citing line 9 of a three-line
+    # slice, one with importance 11, one without text
+    fake = FakeClaude(FakeClaude.json("extract_memories.json"))
+
+    # When it is read
+    candidates = claude(fake).extract(slice_to_extract())
+
+    # Then the three good ones come back, evidence as message ids and dates as aware UTC
+    # datetimes; the three others are dropped, not repaired
+    assert candidates == [
+        Candidate(
+            text="Moved to Bengaluru in November 2026.",
+            category="location",
+            kind=Kind.FACT,
+            importance=8,
+            stated_by=StatedBy.USER,
+            evidence=(MOVE,),
+            key="home_city",
+            valid_from=datetime(2026, 11, 1, tzinfo=UTC),
+            uses=(
+                "weather and what to wear today",
+                "things to do this weekend",
+                "restaurants and food delivery near me",
+                "commute and getting around town",
+            ),
+        ),
+        Candidate(
+            text="Takes the CFA Level I exam in February 2027.",
+            category="education",
+            kind=Kind.EVENT,
+            importance=7,
+            stated_by=StatedBy.USER,
+            evidence=(EXAM,),  # [1, 1] names one message
+            key="exam",
+            valid_until=datetime(2027, 3, 1, tzinfo=UTC),
+            uses=(
+                "study plan for the week",
+                "planning my evenings and weekends",
+                "how to deal with exam stress",
+            ),
+        ),
+        Candidate(
+            text="Has a dog that pulls on the lead.",
+            category="pets",
+            kind=Kind.FACT,
+            importance=5,
+            stated_by=StatedBy.INFERRED,
+            evidence=(EXAM, MOVE),
+            uses=(
+                "weekend plans and trips",
+                "finding a flat to rent",
+                "training and walking a pet",
+            ),
+        ),
+    ]
+    assert candidates[0].valid_from is not None
+    assert candidates[0].valid_from.utcoffset() is not None
+
+
+def test_extract_may_find_nothing() -> None:
+    fake = FakeClaude(FakeClaude.json("extract_nothing.json"))
+
+    assert claude(fake).extract(slice_to_extract()) == []
+
+
+def test_extract_of_an_empty_slice_makes_no_call() -> None:
+    fake = FakeClaude()
+    empty = ExtractionInput(transcript=(), profile="", known=(), today=date(2026, 11, 30))
+
+    assert claude(fake).extract(empty) == []
+    assert fake.requests == []
+
+
+def test_a_model_that_refuses_forced_tools_is_asked_with_auto_and_its_thinking_kept() -> None:
+    # Given a fast tier that cannot turn thinking off, so cannot be forced to call a tool
+    fake = FakeClaude(FakeClaude.json("extract_after_thinking.json"))
+
+    # When it extracts (and answers with thinking and text before its call)
+    candidates = claude(fake, fast_model="claude-opus-5-5").extract(slice_to_extract())
+
+    # Then the request let it choose (one call at most) and left thinking at its default,
+    # and the call's input was read past the other blocks
+    [body] = fake.bodies()
+    assert body["tool_choice"] == {"type": "auto", "disable_parallel_tool_use": True}
+    assert "thinking" not in body
+    assert [candidate.text for candidate in candidates] == ["Moved to Bengaluru in November 2026."]
+    assert candidates[0].evidence == (MOVE,)
+
+
+@pytest.mark.parametrize(
+    ("model", "choice", "thinking"),
+    [
+        (
+            DEFAULT_FAST_MODEL,
+            {"type": "tool", "name": "record_memories", "disable_parallel_tool_use": True},
+            {"type": "disabled"},
+        ),
+        (
+            DEFAULT_BEDROCK_FAST_MODEL,
+            {"type": "tool", "name": "record_memories", "disable_parallel_tool_use": True},
+            {"type": "disabled"},
+        ),
+        (
+            "claude-sonnet-5-5",
+            {"type": "auto", "disable_parallel_tool_use": True},
+            {"type": "between_tools"},
+        ),
+        ("claude-opus-5-5", {"type": "auto", "disable_parallel_tool_use": True}, None),
+        ("claude-fable-5-2", {"type": "auto", "disable_parallel_tool_use": True}, None),
+    ],
+)
+def test_structured_calls_force_the_tool_only_where_thinking_can_be_off(
+    model: str, choice: dict[str, Any], thinking: dict[str, Any] | None
+) -> None:
+    assert structured_call_for(model, "record_memories") == (choice, thinking)
+
+
+@pytest.mark.parametrize(
+    ("serve", "kind"),
+    [
+        (FakeClaude.json("error_overloaded_529.json", 529), "overloaded_error (HTTP 529"),
+        (FakeClaude.json("error_invalid_request_400.json", 400), "invalid_request_error (HTTP 400"),
+        (FakeClaude.unreachable, "connection error"),
+        (FakeClaude.json("extract_cut_off.json"), "cut off (max_tokens)"),
+        (FakeClaude.json("extract_no_call.json"), "made 0 record_memories calls"),
+    ],
+    ids=["overloaded", "bad-request", "unreachable", "cut-off", "no-call"],
+)
+def test_a_failed_extraction_is_model_unavailable_without_the_slice(
+    serve: Serve, kind: str
+) -> None:
+    fake = FakeClaude(serve)
+
+    with pytest.raises(ModelUnavailable) as raised:
+        claude(fake).extract(slice_to_extract())
+
+    message = str(raised.value)
+    assert kind in message
+    assert "Bengaluru" not in message and "peanuts" not in message
+    assert raised.value.__cause__ is None
+
+
+# ---- routing -----------------------------------------------------------------------------------
+
+
+def remembered(memory_id: str, text: str, stated_by: StatedBy = StatedBy.USER) -> Memory:
+    at = datetime(2026, 3, 2, 10, 0, tzinfo=UTC)
+    return Memory(
+        user_id="u_42",
+        memory_id=memory_id,
+        text=text,
+        created_at=at,
+        updated_at=at,
+        stated_by=stated_by,
+    )
+
+
+def proposed(text: str, stated_by: StatedBy = StatedBy.USER, **fields: Any) -> Candidate:
+    return Candidate(
+        text=text,
+        category="general",
+        kind=Kind.FACT,
+        importance=6,
+        stated_by=stated_by,
+        evidence=(MOVE,),
+        **fields,
+    )
+
+
+PUNE = remembered("mem_01JAB0PUNE0000000000000001", "Lives in Pune.")
+ACME = remembered("mem_01JAB0ACME0000000000000002", "Works at Acme as a designer.")
+TEA = remembered("mem_01JAB0TEA00000000000000003", "Likes tea.", StatedBy.INFERRED)
+
+
+def routing_cases() -> list[RoutingCase]:
+    """Eight candidates; the recorded answer skips 5, answers 6 twice and 7 with DELETE."""
+    return [
+        RoutingCase(
+            proposed(
+                "Moved to Bengaluru in November 2026.",
+                valid_from=datetime(2026, 11, 1, tzinfo=UTC),
+            ),
+            tuple(numbered([PUNE, TEA])),
+        ),
+        RoutingCase(proposed("Has a sister called Asha."), ()),
+        RoutingCase(proposed("Quit their job."), tuple(numbered([TEA, ACME]))),
+        RoutingCase(proposed("Is vegetarian."), tuple(numbered([TEA]))),
+        RoutingCase(proposed("Likes green tea."), tuple(numbered([TEA]))),
+        RoutingCase(proposed("Plays the cello."), ()),
+        RoutingCase(proposed("Works from home.", StatedBy.INFERRED), tuple(numbered([ACME]))),
+        RoutingCase(proposed("Drinks coffee now."), tuple(numbered([TEA]))),
+    ]
+
+
+def test_route_numbers_the_candidates_and_shows_neighbours_by_number_only() -> None:
+    fake = FakeClaude(FakeClaude.json("route_decisions.json"))
+
+    claude(fake).route(routing_cases())
+
+    [body] = fake.bodies()
+    assert body["model"] == "claude-haiku-5-5"
+    assert body["tool_choice"] == {
+        "type": "tool",
+        "name": "route_memories",
+        "disable_parallel_tool_use": True,
+    }
+    assert body["thinking"] == {"type": "disabled"}
+    [tool] = body["tools"]
+    assert tool["name"] == "route_memories"
+    decision = tool["input_schema"]["properties"]["decisions"]["items"]
+    assert decision["properties"]["event"]["enum"] == ["ADD", "UPDATE", "CLOSE", "NONE"]
+    assert decision["required"] == ["candidate", "event"]
+    [system] = body["system"]
+    assert "You can perform four operations" in system["text"]
+    assert "Never invent an id" in system["text"]
+    assert system["cache_control"] == {"type": "ephemeral"}
+    # One JSON line per candidate, numbered from 1, its neighbours as Neighbour.view()
+    [message] = body["messages"]
+    lines = message["content"].splitlines()
+    assert lines[0] == "<candidates>" and lines[-1] == "</candidates>"
+    entries = [json.loads(line) for line in lines[1:-1]]
+    assert [entry["candidate"] for entry in entries] == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert entries[0] == {
+        "candidate": 1,
+        "text": "Moved to Bengaluru in November 2026.",
+        "stated_by": "user",
+        "valid_from": "2026-11-01",
+        "neighbours": [
+            {"id": "0", "text": "Lives in Pune.", "stated_by": "user", "since": "2026-03-02"},
+            {"id": "1", "text": "Likes tea.", "stated_by": "inferred", "since": "2026-03-02"},
+        ],
+    }
+    assert entries[1]["neighbours"] == []
+    assert entries[6]["stated_by"] == "inferred"
+    # No memory id (nor message id) reaches the model, anywhere in the request
+    raw = fake.requests[0].content.decode()
+    assert "mem_" not in raw
+    assert MOVE not in raw
+
+
+def test_route_returns_one_decision_per_case_in_order_and_none_where_unclear() -> None:
+    fake = FakeClaude(FakeClaude.json("route_decisions.json"))
+
+    decisions = claude(fake).route(routing_cases())
+
+    assert decisions == [
+        RouteDecision(Action.UPDATE, "0"),
+        RouteDecision(Action.ADD),
+        RouteDecision(Action.CLOSE, "1"),  # the model's 1, kept a string
+        RouteDecision(Action.NONE),
+        RouteDecision(Action.NONE),  # skipped
+        RouteDecision(Action.NONE),  # answered twice
+        RouteDecision(Action.NONE),  # DELETE is not an operation
+        RouteDecision(Action.UPDATE, "3"),  # passed through: resolve refuses unknown numbers
+    ]  # and the answer for a ninth candidate that does not exist is ignored
+
+
+def test_route_of_no_cases_makes_no_call() -> None:
+    fake = FakeClaude()
+
+    assert claude(fake).route([]) == []
+    assert fake.requests == []
+
+
+@pytest.mark.parametrize(
+    ("serve", "kind"),
+    [
+        (FakeClaude.json("error_overloaded_529.json", 529), "overloaded_error (HTTP 529"),
+        (FakeClaude.json("error_rate_limit_429.json", 429), "rate_limit_error (HTTP 429"),
+        (FakeClaude.json("extract_nothing.json"), "made 0 route_memories calls"),
+    ],
+    ids=["overloaded", "rate-limited", "wrong-tool"],
+)
+def test_a_failed_routing_is_model_unavailable_without_the_memories(
+    serve: Serve, kind: str
+) -> None:
+    fake = FakeClaude(serve)
+
+    with pytest.raises(ModelUnavailable) as raised:
+        claude(fake).route(routing_cases())
+
+    assert kind in str(raised.value)
+    assert "Pune" not in str(raised.value)
 
 
 # ---- clients ----------------------------------------------------------------------------------

@@ -21,6 +21,7 @@ from chatmemory.domain.errors import (
     MemoryNotFound,
 )
 from chatmemory.domain.events import Actor, Op
+from chatmemory.domain.extraction import Candidate, ExtractionRun, run_id_for
 from chatmemory.domain.ids import new_memory_id, new_notice_id
 from chatmemory.domain.memory import Kind, StatedBy, Status
 from chatmemory.domain.memory_settings import MemorySettings
@@ -1006,3 +1007,87 @@ def test_notices_list_newest_first_and_undo_once(store: Store, clock: ManualCloc
 
     store.delete_notices(ALICE, [older.notice_id, newer.notice_id])
     assert store.list_notices(ALICE, include_undone=True) == []
+
+
+# ---- the write pipeline ----------------------------------------------------------------
+
+
+def test_the_sweep_finds_conversations_whose_new_messages_are_unread(
+    store: Store, clock: ManualClock
+) -> None:
+    # Given conversations: unread (alice, bob), temporary, caught up, and one said too late
+    unread = builders.conversation(ALICE, clock.now())
+    bobs = builders.conversation(BOB, clock.now())
+    temporary = builders.conversation(ALICE, clock.now(), temporary=True)
+    caught_up = builders.conversation(ALICE, clock.now())
+    for conversation in (unread, bobs, temporary, caught_up):
+        store.create_conversation(conversation)
+        store.append_message(
+            conversation.user_id,
+            conversation.conversation_id,
+            role=Role.USER,
+            content="I live in Pune",
+            tokens=4,
+            at=clock.now(),
+        )
+    assert store.advance_extraction(
+        ALICE, caught_up.conversation_id, upto_seq=1, expected_upto_seq=0
+    )
+    clock.advance(timedelta(minutes=5))
+    recent = builders.conversation(ALICE, clock.now())
+    store.create_conversation(recent)
+    store.append_message(
+        ALICE, recent.conversation_id, role=Role.USER, content="hi", tokens=1, at=clock.now()
+    )
+
+    # When the sweep asks for what went quiet before now
+    pending = store.pending_extractions(said_before=clock.now() - timedelta(minutes=1))
+
+    # Then only the quiet, unread, non-temporary ones come back, oldest first
+    assert set(pending) == {(ALICE, unread.conversation_id), (BOB, bobs.conversation_id)}
+    # and a conversation leaves the list once read, and returns with a new user message
+    store.advance_extraction(ALICE, unread.conversation_id, upto_seq=1, expected_upto_seq=0)
+    assert (ALICE, unread.conversation_id) not in store.pending_extractions(said_before=clock.now())
+    store.append_message(
+        ALICE, unread.conversation_id, role=Role.USER, content="I moved", tokens=2, at=clock.now()
+    )
+    clock.advance(timedelta(minutes=1))
+    assert (ALICE, unread.conversation_id) in store.pending_extractions(said_before=clock.now())
+
+
+def test_extraction_runs_round_trip_expire_and_go_with_their_conversation(
+    store: Store, clock: ManualClock
+) -> None:
+    conversation = builders.conversation(ALICE, clock.now())
+    candidate = Candidate(
+        text="Lives in Pune.",
+        category="location",
+        kind=Kind.FACT,
+        importance=6,
+        stated_by=StatedBy.USER,
+        evidence=("msg_" + "a" * 32 + "_1",),
+        key="home_city",
+        uses=("weather",),
+    )
+    run = ExtractionRun(
+        user_id=ALICE,
+        run_id=run_id_for(ALICE, conversation.conversation_id, 4),
+        conversation_id=conversation.conversation_id,
+        persona="assistant",
+        from_seq=0,
+        upto_seq=4,
+        created_at=clock.now(),
+        expires_at=clock.now() + timedelta(days=7),
+        candidates=(candidate,),
+        dropped={"secret": 1},
+    )
+
+    store.put_extraction_run(run)
+
+    assert store.get_extraction_run(ALICE, run.run_id) == run
+    assert store.get_extraction_run(BOB, run.run_id) is None
+    store.delete_extraction_runs(ALICE, conversation.conversation_id)
+    assert store.get_extraction_run(ALICE, run.run_id) is None
+    store.put_extraction_run(run)
+    clock.advance(timedelta(days=7, seconds=1))
+    assert store.get_extraction_run(ALICE, run.run_id) is None

@@ -325,3 +325,68 @@ def test_a_streamed_turn_refuses_bad_input_before_streaming(server: Running) -> 
 
     assert refused.value.code == 400
     assert json.loads(refused.value.read())["error"]["code"] == "validation_error"
+
+
+def _flush(state_dir: Path, model_cache: Path) -> str:
+    environment = {**os.environ, "CHATMEMORY_MODEL_CACHE": str(model_cache)}
+    done = subprocess.run(  # noqa: S603 - our own CLI, as a developer runs it
+        [sys.executable, "-m", "chatmemory.local.cli", "flush", "--state-dir", str(state_dir)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+        env=environment,
+        timeout=120,
+    )
+    return done.stdout
+
+
+def test_facts_said_in_chat_are_learned_by_flush_and_corrected_later(
+    server: Running, tmp_path: Path, model_cache: Path
+) -> None:
+    alice = server.token_for("alice")
+    # Given a few facts said in a chat (no key: the offline model)
+    first = server.call(
+        "POST", "/v1/chat", token=alice, body={"message": "Hi! I'm vegetarian and I live in Pune."}
+    )
+    server.call(
+        "POST",
+        "/v1/chat",
+        token=alice,
+        body={
+            "message": "I work as a backend engineer at Acme Corp.",
+            "conversation_id": first.body["conversation_id"],
+        },
+    )
+
+    # When a developer flushes instead of waiting for the idle timer (another process)
+    assert "ran 1 write pipeline run(s)" in _flush(tmp_path, model_cache)
+
+    # Then the memories are there, stated by the user, with their evidence, and a notice
+    memories = server.call("GET", "/v1/memories", token=alice).body["memories"]
+    assert sorted(m["text"] for m in memories) == [
+        "Is vegetarian.",
+        "Lives in Pune.",
+        "Works as a backend engineer at Acme Corp.",
+    ]
+    assert all(m["stated_by"] == "user" and m["evidence"] for m in memories)
+    [notice] = server.call("GET", "/v1/notices", token=alice).body["notices"]
+    assert notice["text"].startswith("noted: ") and len(notice["memory_ids"]) == 3
+
+    # And a later correction supersedes the old fact; the history shows both
+    server.call(
+        "POST", "/v1/chat", token=alice, body={"message": "I moved to Bengaluru last month."}
+    )
+    _flush(tmp_path, model_cache)
+    texts = [m["text"] for m in server.call("GET", "/v1/memories", token=alice).body["memories"]]
+    assert "Lives in Bengaluru." in texts and "Lives in Pune." not in texts
+    new_id = next(
+        m["memory_id"]
+        for m in server.call("GET", "/v1/memories", token=alice).body["memories"]
+        if m["text"] == "Lives in Bengaluru."
+    )
+    history = server.call("GET", f"/v1/memories/{new_id}/history", token=alice).body["events"]
+    writes = [(e["op"], e["actor"]) for e in history if e["op"] != "use"]  # uses: recalled
+    assert writes == [("add", "extractor"), ("update", "extractor"), ("add", "extractor")]
+    old = server.call("GET", "/v1/memories?status=superseded", token=alice).body["memories"]
+    assert [m["text"] for m in old] == ["Lives in Pune."]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import tomllib
+from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
 
@@ -13,6 +14,7 @@ from cfnlint.api import ManualArgs, lint, lint_file
 from cfnlint.match import Match
 from samtranslator.translator.transform import transform
 
+from chatmemory.aws.stream_server import HEALTH_PATH
 from tests.support.template import ROOT, TEMPLATE, load_template, resource_properties
 
 # The region the aws_env fixture sets; lint for the same one the transform runs in.
@@ -262,7 +264,14 @@ STACK_ID = (
 )
 # Serverless collection and policy names (CreateCollection / CreateSecurityPolicy).
 SERVERLESS_NAME = re.compile(r"^[a-z][a-z0-9-]{2,31}$")
-FUNCTIONS = ("ChatFunction", "MemoriesFunction")
+# Every function that reads or writes memory vectors (the fold touches no vector).
+FUNCTIONS = (
+    "ChatFunction",
+    "ChatStreamFunction",
+    "MemoriesFunction",
+    "ExtractFunction",
+    "RouteFunction",
+)
 
 
 def _sub(argument: Any, resolve: Any) -> str:
@@ -423,3 +432,336 @@ def test_the_functions_may_call_the_collections_data_plane() -> None:
         policies = resource_properties(function)["Policies"]
 
         assert any(statement in policy.get("Statement", []) for policy in policies), function
+
+
+# --- folding: the fold queue ---------------------------------------------------------
+
+CHAT_FUNCTIONS = ("ChatFunction", "ChatStreamFunction")
+
+
+def _statements(transformed: dict[str, Any], role: str) -> list[dict[str, Any]]:
+    policies = transformed["Resources"][role]["Properties"].get("Policies", [])
+    return [statement for policy in policies for statement in policy["PolicyDocument"]["Statement"]]
+
+
+def _allows(statement: dict[str, Any], action: str) -> bool:
+    """Whether a statement's actions (IAM wildcards included) cover `action`."""
+    patterns = statement["Action"]
+    patterns = [patterns] if isinstance(patterns, str) else patterns
+    return any(fnmatchcase(action, pattern) for pattern in patterns)
+
+
+def test_the_fold_queue_sets_failing_jobs_aside_in_a_dead_letter_queue() -> None:
+    queue = resource_properties("FoldQueue")
+    dead_letters = resource_properties("FoldDeadLetterQueue")
+
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": ["FoldDeadLetterQueue", "Arn"]},
+        "maxReceiveCount": 5,
+    }
+    assert dead_letters["MessageRetentionPeriod"] == 14 * 24 * 3600
+
+
+def test_the_fold_queues_are_encrypted_at_rest() -> None:
+    for queue in ("FoldQueue", "FoldDeadLetterQueue"):
+        assert resource_properties(queue)["SqsManagedSseEnabled"] is True, queue
+
+
+def test_a_fold_job_stays_hidden_while_the_fold_function_may_still_run_it() -> None:
+    # Lambda refuses a queue whose visibility timeout is below the function's timeout,
+    # and advises six times it so throttled batches can be retried.
+    visibility = resource_properties("FoldQueue")["VisibilityTimeout"]
+    timeout = _effective_function_property("Timeout")["FoldFunction"]
+
+    assert visibility >= 6 * timeout
+
+
+def test_the_fold_function_reports_batch_item_failures() -> None:
+    events = resource_properties("FoldFunction")["Events"]
+
+    (event,) = events.values()
+    assert event["Type"] == "SQS"
+    assert event["Properties"]["Queue"] == {"Fn::GetAtt": ["FoldQueue", "Arn"]}
+    assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    assert event["Properties"]["BatchSize"] == 10
+
+
+def test_the_chat_functions_send_folds_to_the_fold_queue(transformed: dict[str, Any]) -> None:
+    for function in CHAT_FUNCTIONS:
+        # Given the chat path's configuration
+        variables = resource_properties(function)["Environment"]["Variables"]
+
+        # Then it queues folds on SQS, at the fold queue's URL
+        assert variables["CHATMEMORY_JOBS"] == "sqs", function
+        assert variables["CHATMEMORY_FOLD_QUEUE_URL"] == {"Ref": "FoldQueue"}, function
+        # And its role may send there
+        sends = [
+            statement
+            for statement in _statements(transformed, f"{function}Role")
+            if _allows(statement, "sqs:SendMessage")
+        ]
+        assert any("FoldQueue" in json.dumps(statement["Resource"]) for statement in sends)
+        # (the idle timer is the one other queue the chat path sends to)
+        assert all(
+            any(queue in json.dumps(statement["Resource"]) for queue in ("FoldQueue", "IdleQueue"))
+            for statement in sends
+        )
+
+
+def test_the_fold_function_only_consumes_the_fold_queue(transformed: dict[str, Any]) -> None:
+    statements = _statements(transformed, "FoldFunctionRole")
+
+    assert not any(_allows(statement, "sqs:SendMessage") for statement in statements)
+
+
+# --- the streaming endpoint --------------------------------------------------------
+
+
+def test_the_stream_function_has_a_function_url_in_response_stream_mode() -> None:
+    stream = resource_properties("ChatStreamFunction")
+    outputs = load_template()["Outputs"]
+
+    assert stream["FunctionUrlConfig"] == {"AuthType": "NONE", "InvokeMode": "RESPONSE_STREAM"}
+    assert outputs["ChatStreamUrl"]["Value"] == {
+        "Fn::GetAtt": ["ChatStreamFunctionUrl", "FunctionUrl"]
+    }
+
+
+def test_the_stream_function_runs_our_server_behind_the_lambda_web_adapter() -> None:
+    stream = resource_properties("ChatStreamFunction")
+    variables = stream["Environment"]["Variables"]
+    run_sh = ROOT / "functions" / "chat_stream" / "run.sh"
+
+    # The adapter wraps the runtime, starts run.sh and streams what the server writes
+    assert stream["Handler"] == "run.sh"
+    assert variables["AWS_LAMBDA_EXEC_WRAPPER"] == "/opt/bootstrap"
+    assert variables["AWS_LWA_INVOKE_MODE"] == "response_stream"
+    assert variables["PORT"] == "8080"
+    # Its readiness check asks the path the server answers
+    assert variables["AWS_LWA_READINESS_CHECK_PATH"] == HEALTH_PATH
+    # run.sh is executable and starts the stream server
+    assert run_sh.stat().st_mode & 0o111
+    assert "exec python -m chatmemory.aws.stream_server" in run_sh.read_text()
+
+
+def test_the_web_adapter_layer_is_the_documented_arm64_layer_of_the_stacks_region() -> None:
+    template = load_template()
+    parameter = template["Parameters"]["LambdaWebAdapterLayerArn"]
+    (adapter,) = [
+        layer for layer in resource_properties("ChatStreamFunction")["Layers"] if "Fn::If" in layer
+    ]
+
+    condition, documented, configured = adapter["Fn::If"]
+    assert parameter["Default"] == ""
+    assert template["Conditions"][condition] == {
+        "Fn::Equals": [{"Ref": "LambdaWebAdapterLayerArn"}, ""]
+    }
+    assert documented == {
+        "Fn::Sub": "arn:${AWS::Partition}:lambda:${AWS::Region}:753240598075:layer:"
+        "LambdaAdapterLayerArm64:26"
+    }
+    assert configured == {"Ref": "LambdaWebAdapterLayerArn"}
+    assert _effective_function_property("Architectures")["ChatStreamFunction"] == ["arm64"]
+
+
+def test_the_stream_function_has_everything_the_chat_function_has() -> None:
+    # The same read path through another door: whatever configuration and access the chat
+    # function gets (store, index, model key, background queues), the stream function needs.
+    chat = resource_properties("ChatFunction")
+    stream = resource_properties("ChatStreamFunction")
+
+    chat_variables = chat["Environment"]["Variables"]
+    stream_variables = stream["Environment"]["Variables"]
+    assert {name: stream_variables.get(name) for name in chat_variables} == chat_variables
+    missing = [policy for policy in chat["Policies"] if policy not in stream["Policies"]]
+    assert not missing
+
+
+def test_the_stream_function_verifies_tokens_like_the_http_api_authorizer() -> None:
+    # Given what the HTTP API's JWT authorizer checks
+    auth = load_template()["Resources"]["HttpApi"]["Properties"]["Auth"]
+    jwt = auth["Authorizers"][auth["DefaultAuthorizer"]]["JwtConfiguration"]
+
+    # When we read what the stream function is told to check
+    variables = resource_properties("ChatStreamFunction")["Environment"]["Variables"]
+
+    # Then it is the same issuer and the same audiences
+    assert variables["CHATMEMORY_JWT_ISSUER"] == jwt["issuer"] == {"Ref": "JwtIssuer"}
+    assert variables["CHATMEMORY_JWT_AUDIENCE"] == {"Fn::Join": [",", jwt["audience"]]}
+
+
+# --- the write pipeline ------------------------------------------------------------
+
+PIPELINE_STEPS = {
+    # DefinitionSubstitutions key → the function it names
+    "ExtractFunctionArn": "ExtractFunction",
+    "RouteFunctionArn": "RouteFunction",
+    "RebuildProfileFunctionArn": "RebuildProfileFunction",
+    "NotifyFunctionArn": "NotifyFunction",
+    "RecordFailureFunctionArn": "RecordFailureFunction",
+}
+TRIGGERS = ("IdleFunction", "SweepFunction")
+
+
+def test_the_write_pipeline_is_an_express_state_machine_that_logs_and_traces() -> None:
+    # Given the write pipeline as declared
+    machine = resource_properties("WritePipeline")
+    resources = load_template()["Resources"]
+
+    # Then it runs as EXPRESS (about 7x cheaper than STANDARD at its volume)
+    assert resources["WritePipeline"]["Type"] == "AWS::Serverless::StateMachine"
+    assert machine["Type"] == "EXPRESS"
+    # And, Express keeping no history of its own, every execution is logged in full
+    logging = machine["Logging"]
+    assert logging["Level"] == "ALL"
+    assert logging["IncludeExecutionData"] is True
+    (destination,) = logging["Destinations"]
+    group_ref = destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"]
+    group = resources[group_ref[0]]
+    assert group["Type"] == "AWS::Logs::LogGroup"
+    assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    # And it is traced with X-Ray
+    assert machine["Tracing"] == {"Enabled": True}
+
+
+def test_the_write_pipelines_role_may_deliver_its_logs(transformed: dict[str, Any]) -> None:
+    statements = _statements(transformed, "WritePipelineRole")
+
+    for action in ("logs:CreateLogDelivery", "logs:PutResourcePolicy", "logs:DescribeLogGroups"):
+        assert any(_allows(statement, action) for statement in statements), action
+
+
+def test_every_placeholder_in_the_shipped_asl_has_a_definition_substitution() -> None:
+    # Given the definition file the template ships
+    machine = resource_properties("WritePipeline")
+    definition = ROOT / machine["DefinitionUri"]
+    assert definition.is_file()
+    text = definition.read_text()
+    json.loads(text)  # valid JSON as written, before any substitution
+
+    # When we read its ${…} placeholders
+    placeholders = set(re.findall(r"\$\{([^}]+)\}", text))
+
+    # Then each has a substitution, each substitution is used, and each names a step's ARN
+    assert placeholders == set(machine["DefinitionSubstitutions"]) == set(PIPELINE_STEPS)
+    for key, function in PIPELINE_STEPS.items():
+        assert machine["DefinitionSubstitutions"][key] == {"Fn::GetAtt": [function, "Arn"]}
+
+
+def test_the_write_pipeline_may_invoke_exactly_its_step_functions() -> None:
+    policies = resource_properties("WritePipeline")["Policies"]
+
+    invoked = [
+        policy["LambdaInvokePolicy"]["FunctionName"]
+        for policy in policies
+        if "LambdaInvokePolicy" in policy
+    ]
+    assert sorted(invoked, key=str) == sorted(
+        ({"Ref": function} for function in PIPELINE_STEPS.values()), key=str
+    )
+
+
+def test_each_pipeline_step_runs_its_own_handler_folder() -> None:
+    for function in PIPELINE_STEPS.values():
+        properties = resource_properties(function)
+        folder = ROOT / properties["CodeUri"]
+
+        assert properties["CodeUri"].startswith("functions/pipeline/"), function
+        assert properties["Handler"] == "app.lambda_handler", function
+        assert (folder / "app.py").is_file(), function
+
+
+def test_the_model_steps_may_read_the_model_key_and_the_table() -> None:
+    # (their vector collection access is checked with the other FUNCTIONS above)
+    for function in ("ExtractFunction", "RouteFunction"):
+        properties = resource_properties(function)
+        policies = properties["Policies"]
+
+        assert properties["Environment"]["Variables"]["CHATMEMORY_ANTHROPIC_SECRET_NAME"] == {
+            "Ref": "AnthropicSecretName"
+        }
+        assert any("AWSSecretsManagerGetSecretValuePolicy" in policy for policy in policies)
+        assert any("DynamoDBCrudPolicy" in policy for policy in policies)
+
+
+def test_the_idle_timer_waits_ten_minutes_by_default_within_sqs_limits() -> None:
+    # Given the idle parameter and the queue that carries the timers
+    parameter = load_template()["Parameters"]["IdleSeconds"]
+    queue = resource_properties("IdleQueue")
+
+    # Then a conversation must stay quiet 600 s by default, never past SQS's 900 s cap
+    assert parameter["Default"] == 600
+    assert parameter["MaxValue"] <= 900
+    assert queue["DelaySeconds"] == {"Ref": "IdleSeconds"}
+    # And the chat path and the check agree on it
+    for function in ("ChatFunction", *TRIGGERS):
+        variables = resource_properties(function)["Environment"]["Variables"]
+        assert variables["CHATMEMORY_IDLE_SECONDS"] == {"Ref": "IdleSeconds"}, function
+
+
+def test_the_idle_queue_sets_failing_checks_aside_in_a_dead_letter_queue() -> None:
+    queue = resource_properties("IdleQueue")
+    dead_letters = resource_properties("IdleDeadLetterQueue")
+
+    assert queue["RedrivePolicy"] == {
+        "deadLetterTargetArn": {"Fn::GetAtt": ["IdleDeadLetterQueue", "Arn"]},
+        "maxReceiveCount": 5,
+    }
+    assert dead_letters["MessageRetentionPeriod"] == 14 * 24 * 3600
+    for name in ("IdleQueue", "IdleDeadLetterQueue"):
+        assert resource_properties(name)["SqsManagedSseEnabled"] is True, name
+
+
+def test_an_idle_check_stays_hidden_while_the_idle_function_may_still_run_it() -> None:
+    visibility = resource_properties("IdleQueue")["VisibilityTimeout"]
+    timeout = _effective_function_property("Timeout")["IdleFunction"]
+
+    assert visibility >= 6 * timeout
+
+
+def test_the_idle_function_consumes_the_idle_queue_with_partial_batch_failures() -> None:
+    (event,) = resource_properties("IdleFunction")["Events"].values()
+
+    assert event["Type"] == "SQS"
+    assert event["Properties"]["Queue"] == {"Fn::GetAtt": ["IdleQueue", "Arn"]}
+    assert event["Properties"]["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+
+
+def test_the_sweep_runs_daily() -> None:
+    (event,) = resource_properties("SweepFunction")["Events"].values()
+
+    assert event["Type"] == "Schedule"
+    assert event["Properties"]["Schedule"] == "rate(1 day)"
+
+
+def test_the_triggers_start_the_write_pipeline_on_step_functions(
+    transformed: dict[str, Any],
+) -> None:
+    for function in TRIGGERS:
+        # Given the trigger's configuration
+        variables = resource_properties(function)["Environment"]["Variables"]
+
+        # Then it starts executions of the write pipeline, and may do so
+        assert variables["CHATMEMORY_PIPELINE"] == "stepfunctions", function
+        assert variables["CHATMEMORY_WRITE_PIPELINE_ARN"] == {"Ref": "WritePipeline"}, function
+        starts = [
+            statement
+            for statement in _statements(transformed, f"{function}Role")
+            if _allows(statement, "states:StartExecution")
+        ]
+        assert starts, function
+        assert all("WritePipeline" in json.dumps(statement["Resource"]) for statement in starts)
+
+
+def test_the_chat_path_arms_the_idle_timer(transformed: dict[str, Any]) -> None:
+    # Given the chat function's configuration
+    variables = resource_properties("ChatFunction")["Environment"]["Variables"]
+
+    # Then it knows the idle queue and may send to it
+    assert variables["CHATMEMORY_IDLE_QUEUE_URL"] == {"Ref": "IdleQueue"}
+    sends = [
+        statement
+        for statement in _statements(transformed, "ChatFunctionRole")
+        if _allows(statement, "sqs:SendMessage")
+    ]
+    assert any("IdleQueue" in json.dumps(statement["Resource"]) for statement in sends)

@@ -134,3 +134,13 @@ def test_muting_a_persona_stops_it_without_switching_memory_off() -> None:
     assert not MemorySettings(user_id="alice", enabled=False).allows("assistant")
     with pytest.raises(InvalidField):
         MemorySettings(user_id="alice", note="x" * 401)
+
+
+@pytest.mark.parametrize(
+    "bad", ["", " alice", "alice\n", "al\tice", "al\rice", "a" * 129, "x\x00y"]
+)
+def test_a_user_id_has_no_control_characters_or_surrounding_spaces(bad: str) -> None:
+    from chatmemory.domain.rules import user_id  # noqa: PLC0415
+
+    with pytest.raises(InvalidField):
+        user_id(bad)

@@ -2,7 +2,9 @@
 
 `reply` streams one chat turn with `messages.stream`, running the tools the model calls
 and continuing the turn with their results; `summarize` folds turns into a conversation's
-summary with one `messages.create` on the fast model.
+summary with one `messages.create` on the fast model; `extract` and `route` (the write
+path's two calls) are one `messages.create` each on the fast model, whose structured
+answer is the input of a tool the model is made to call.
 
 Choices worth knowing:
 - The request mirrors the rendered prompt exactly: one text block per system block and
@@ -25,14 +27,28 @@ Choices worth knowing:
   breaks or ends early) becomes ModelUnavailable whose message names the kind of failure
   and never quotes the request; even after some text was streamed (the caller drops the
   partial turn). Errors raised by `run_tool` are the caller's own and pass through.
+- Structured output (extract, route): the answer is the input of one tool call
+  (`record_memories`, `route_memories`). Where the model allows it the call is forced
+  (`tool_choice: tool`), and a forced call needs thinking off: the API refuses forced tool
+  use while thinking is on. So the fast tier, Haiku 5.5, runs with thinking disabled (it
+  accepts that at its default effort) and a forced tool. The models that refuse a forced
+  tool outright (Sonnet 5.5, Opus 5.5, Fable 5.1) or cannot turn thinking off (the Opus
+  5.5 / Fable / Mythos 5.x lines) get `tool_choice: auto` and their usual thinking, and
+  the prompt asks for exactly one call; see `structured_call_for`. No call, a cut-off or
+  refused answer, or a malformed top level is ModelUnavailable (the step retries); a bad
+  item inside a good answer is dropped, never repaired.
 - Nothing here logs prompt or reply text: only model ids, counts and failure kinds. (The
   SDK itself logs whole requests at DEBUG: keep the `anthropic` logger above DEBUG.)
 """
 
 from __future__ import annotations
 
+import functools
+import json
 import logging
+from collections import Counter
 from collections.abc import Generator, Iterator, Sequence
+from datetime import datetime
 from importlib import resources
 
 import anthropic
@@ -43,17 +59,31 @@ from anthropic.types import (
     TextBlockParam,
     ThinkingConfigParam,
     ToolChoiceNoneParam,
+    ToolChoiceParam,
     ToolParam,
     ToolResultBlockParam,
 )
 from anthropic.types.parsed_message import ParsedMessage
 
-from chatmemory.domain.errors import ModelUnavailable
+from chatmemory.domain import rules
+from chatmemory.domain.errors import InvalidField, ModelRefused, ModelUnavailable
+from chatmemory.domain.extraction import (
+    IMPORTANCE_FLOOR,
+    MAX_CANDIDATES,
+    SENSITIVE_CATEGORIES,
+    Candidate,
+    ExtractionInput,
+)
+from chatmemory.domain.memory import Kind, StatedBy
 from chatmemory.domain.prompt import PromptMessage, RenderedPrompt, Turn
+from chatmemory.domain.routing import Action, RouteDecision
+from chatmemory.domain.time import parse_instant
+from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS
 from chatmemory.ports import (
     Model,
     ReplyDelta,
     ReplyDone,
+    RoutingCase,
     ToolCall,
     ToolRunner,
     ToolSpec,
@@ -78,6 +108,134 @@ ClaudeClient = anthropic.Anthropic | anthropic.AnthropicBedrock | anthropic.Anth
 _CACHE_BREAKPOINT: CacheControlEphemeralParam = {"type": "ephemeral"}
 _NO_MORE_TOOLS: ToolChoiceNoneParam = {"type": "none"}
 _SDK_FAILURES = (anthropic.AnthropicError, httpx2.HTTPError, ValueError)
+
+# ---- the write path's structured calls ------------------------------------------------------
+
+RECORD_MEMORIES = "record_memories"
+ROUTE_MEMORIES = "route_memories"
+#: room for up to 12 memories with their uses (and for thinking, where it cannot be off)
+EXTRACT_MAX_TOKENS = 8192
+ROUTE_MAX_TOKENS = 4096
+#: what the extractor may propose (a `thread` is not the extractor's to make)
+EXTRACTED_KINDS: tuple[str, ...] = tuple(
+    kind.value
+    for kind in (
+        Kind.FACT,
+        Kind.PREFERENCE,
+        Kind.EVENT,
+        Kind.PROMISE,
+        Kind.OPEN_LOOP,
+        Kind.RELATIONSHIP,
+    )
+)
+#: the recommended categories: the described ones, every sensitive one (so the write
+#: filter's sensitive gate sees them by name), and the default
+EXTRACTED_CATEGORIES: tuple[str, ...] = (
+    *CATEGORY_DESCRIPTIONS,
+    *sorted(SENSITIVE_CATEGORIES - set(CATEGORY_DESCRIPTIONS)),
+    rules.DEFAULT_CATEGORY,
+)
+# Families that answer a forced tool choice with a 400: Sonnet 5.5, Opus 5.5 and Fable 5.1
+# refuse forced tool use outright; Opus 5.5 and the Fable / Mythos 5.x lines cannot turn
+# thinking off, and the API refuses forced tool use while thinking is on. Matched on the
+# family so the Claude API and Bedrock ids behave alike.
+_NO_FORCED_TOOL = ("claude-sonnet-5-5", "claude-opus-5-5", "claude-fable-5", "claude-mythos-5")
+
+RECORD_MEMORIES_TOOL: ToolParam = {
+    "name": RECORD_MEMORIES,
+    "description": (
+        "Record what this stretch of conversation taught you about the user: only new, "
+        "durable memories, from the user's own lines. An empty list when there is nothing."
+    ),
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "memories": {
+                "type": "array",
+                "maxItems": MAX_CANDIDATES,
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "text": {
+                            "type": "string",
+                            "maxLength": rules.EXTRACTED_TEXT_MAX,
+                            "description": "one standalone sentence, third person, no name",
+                        },
+                        "category": {"type": "string", "enum": list(EXTRACTED_CATEGORIES)},
+                        "key": {
+                            "type": "string",
+                            "description": (
+                                "snake_case conflict key of a standing fact a newer "
+                                "statement replaces (home_city, diet, job …)"
+                            ),
+                        },
+                        "kind": {"type": "string", "enum": list(EXTRACTED_KINDS)},
+                        "importance": {"type": "integer", "minimum": 1, "maximum": 10},
+                        "stated_by": {"type": "string", "enum": [s.value for s in StatedBy]},
+                        "valid_from": {
+                            "type": "string",
+                            "format": "date",
+                            "description": "YYYY-MM-DD it became true; only when a time is stated",
+                        },
+                        "valid_until": {
+                            "type": "string",
+                            "format": "date",
+                            "description": "YYYY-MM-DD it stops being true; only when stated",
+                        },
+                        "evidence": {
+                            "type": "array",
+                            "items": {"type": "integer", "minimum": 1},
+                            "minItems": 1,
+                            "description": "the numbers of the transcript lines it came from",
+                        },
+                        "uses": {
+                            "type": "array",
+                            "items": {"type": "string"},
+                            "minItems": 3,
+                            "maxItems": 6,
+                        },
+                    },
+                    "required": [
+                        "text",
+                        "category",
+                        "kind",
+                        "importance",
+                        "stated_by",
+                        "evidence",
+                        "uses",
+                    ],
+                },
+            }
+        },
+        "required": ["memories"],
+    },
+}
+
+ROUTE_MEMORIES_TOOL: ToolParam = {
+    "name": ROUTE_MEMORIES,
+    "description": "Record one decision for every candidate memory, in order.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "decisions": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "candidate": {"type": "integer", "minimum": 1},
+                        "event": {"type": "string", "enum": [action.value for action in Action]},
+                        "id": {
+                            "type": "string",
+                            "description": "the neighbour updated or closed (UPDATE, CLOSE)",
+                        },
+                    },
+                    "required": ["candidate", "event"],
+                },
+            }
+        },
+        "required": ["decisions"],
+    },
+}
 
 
 def anthropic_client(
@@ -123,6 +281,55 @@ def thinking_for(model: str) -> ThinkingConfigParam | None:
     if "claude-haiku-5-5" in model:
         return {"type": "disabled"}
     return None
+
+
+def structured_call_for(
+    model: str, tool_name: str
+) -> tuple[ToolChoiceParam, ThinkingConfigParam | None]:
+    """How `model` is made to answer through `tool_name`: the tool choice, and the thinking
+    setting to send (None: the model's default).
+
+    Forced (`tool`) with thinking disabled wherever that is allowed: the API refuses forced
+    tool use while thinking is on. A model that refuses either gets `auto` and its usual
+    thinking setting; the prompt then asks for exactly one call.
+    """
+    if any(family in model for family in _NO_FORCED_TOOL):
+        return {"type": "auto", "disable_parallel_tool_use": True}, thinking_for(model)
+    forced: ToolChoiceParam = {"type": "tool", "name": tool_name, "disable_parallel_tool_use": True}
+    return forced, {"type": "disabled"}
+
+
+@functools.cache
+def extract_prompt() -> str:
+    """The extraction rules (prompts/extract.txt) with the limits, the categories and the
+    rule for `uses` and `importance` (prompts/memory_uses_rule.txt, verbatim) filled in."""
+    prompts = resources.files("chatmemory.prompts")
+    text = prompts.joinpath("extract.txt").read_text("utf-8")
+    uses_rule = prompts.joinpath("memory_uses_rule.txt").read_text("utf-8").strip()
+    described = [
+        f"  {name}{' (sensitive)' if name in SENSITIVE_CATEGORIES else ''}: {description}"
+        for name, description in CATEGORY_DESCRIPTIONS.items()
+    ]
+    undescribed = [
+        f"  {name} (sensitive)"
+        for name in sorted(SENSITIVE_CATEGORIES - set(CATEGORY_DESCRIPTIONS))
+    ]
+    fallback = [f"  {rules.DEFAULT_CATEGORY}: anything that fits no other category"]
+    return (
+        text.replace("{max_candidates}", str(MAX_CANDIDATES))
+        .replace("{max_chars}", str(rules.EXTRACTED_TEXT_MAX))
+        .replace("{importance_floor}", str(IMPORTANCE_FLOOR))
+        .replace("{sensitive_categories}", ", ".join(sorted(SENSITIVE_CATEGORIES)))
+        .replace("{categories}", "\n".join(described + undescribed + fallback))
+        .replace("{uses_rule}", uses_rule)
+        .strip()
+    )
+
+
+@functools.cache
+def route_prompt() -> str:
+    """The router's rules (prompts/route.txt)."""
+    return resources.files("chatmemory.prompts").joinpath("route.txt").read_text("utf-8").strip()
 
 
 def fold_prompt(max_tokens: int) -> str:
@@ -275,6 +482,133 @@ class ClaudeModel(Model):
             raise _unavailable("the fold came back empty")
         return text
 
+    # ---- the write path -------------------------------------------------------------
+
+    def extract(self, request: ExtractionInput) -> list[Candidate]:
+        """Candidate memories from the slice, by the fast model through `record_memories`.
+
+        Transcript lines are numbered from 1 in the request; evidence numbers map back to
+        their message ids. An item that names a line not offered, breaks a field rule or
+        leaves the offered values is dropped, never repaired.
+        """
+        if not request.transcript:
+            return []
+        answer = self._structured_call(
+            extract_prompt(),
+            _extraction_request(request),
+            RECORD_MEMORIES_TOOL,
+            EXTRACT_MAX_TOKENS,
+            "extraction",
+        )
+        items = answer.get("memories")
+        if not isinstance(items, list):
+            raise _unavailable("the extraction came back without a list of memories")
+        line_ids = [line.message_id for line in request.transcript]
+        kept: list[Candidate] = []
+        dropped: Counter[str] = Counter()
+        for item in items:
+            try:
+                candidate = _candidate(item, line_ids)
+            except ValueError as error:  # InvalidField is a ValueError
+                dropped[error.field if isinstance(error, InvalidField) else "value"] += 1
+                continue
+            if len(kept) == MAX_CANDIDATES:
+                dropped["over_cap"] += 1
+                continue
+            kept.append(candidate)
+        log.info(
+            "claude extraction: lines=%d returned=%d kept=%d dropped=%s",
+            len(line_ids),
+            len(items),
+            len(kept),
+            dict(sorted(dropped.items())),
+        )
+        return kept
+
+    def route(self, cases: Sequence[RoutingCase]) -> list[RouteDecision]:
+        """One decision per case, in order, by the fast model through `route_memories`.
+
+        Cases are numbered from 1; neighbours show only their numbers. A case the model
+        skipped, answered more than once or answered with an unknown event is NONE. The
+        neighbour id is passed through as a string: `resolve` refuses numbers not offered.
+        """
+        if not cases:
+            return []
+        answer = self._structured_call(
+            route_prompt(),
+            _routing_request(cases),
+            ROUTE_MEMORIES_TOOL,
+            ROUTE_MAX_TOKENS,
+            "routing",
+        )
+        items = answer.get("decisions")
+        if not isinstance(items, list):
+            raise _unavailable("the routing came back without a list of decisions")
+        answers: dict[int, list[RouteDecision | None]] = {}
+        stray = 0
+        for item in items:
+            number = _integer(item.get("candidate")) if isinstance(item, dict) else None
+            if number is None or not 1 <= number <= len(cases):
+                stray += 1
+                continue
+            answers.setdefault(number, []).append(_decision(item))
+        decisions: list[RouteDecision] = []
+        defaulted = 0
+        for number in range(1, len(cases) + 1):
+            given = answers.get(number, [])
+            decision = given[0] if len(given) == 1 else None
+            if decision is None:  # skipped, answered twice, or not a decision
+                defaulted += 1
+                decision = RouteDecision(Action.NONE)
+            decisions.append(decision)
+        log.info(
+            "claude routing: cases=%d returned=%d defaulted_to_none=%d stray=%d",
+            len(cases),
+            len(items),
+            defaulted,
+            stray,
+        )
+        return decisions
+
+    def _structured_call(
+        self, system: str, request: str, tool: ToolParam, max_tokens: int, what: str
+    ) -> dict[str, object]:
+        """One non-streaming call to the fast model whose answer is the input of `tool`."""
+        tool_choice, thinking = structured_call_for(self._fast_model, tool["name"])
+        try:
+            message = self._client.messages.create(
+                model=self._fast_model,
+                max_tokens=max_tokens,
+                system=[_text_block(system, cache=True)],
+                messages=[{"role": "user", "content": request}],
+                tools=[tool],
+                tool_choice=tool_choice,
+                thinking=thinking if thinking is not None else anthropic.omit,
+            )
+        except _SDK_FAILURES as error:
+            raise _unavailable(_failure_kind(error)) from None
+        log.info(
+            "claude %s call: model=%s stop=%s input=%d output=%d cache_read=%d",
+            what,
+            self._fast_model,
+            message.stop_reason,
+            message.usage.input_tokens,
+            message.usage.output_tokens,
+            message.usage.cache_read_input_tokens or 0,
+        )
+        if message.stop_reason == "refusal":
+            raise ModelRefused(f"the {what} was refused")
+        if message.stop_reason in ("max_tokens", "model_context_window_exceeded"):
+            raise _unavailable(f"the {what} was cut off ({message.stop_reason})")
+        calls = [
+            block
+            for block in message.content
+            if block.type == "tool_use" and block.name == tool["name"]
+        ]
+        if len(calls) != 1:
+            raise _unavailable(f"the {what} made {len(calls)} {tool['name']} calls, not one")
+        return calls[0].input
+
 
 # ---- request and response pieces ------------------------------------------------------
 
@@ -309,6 +643,130 @@ def _add_usage(total: Usage, message: ParsedMessage[None]) -> Usage:
         cache_read_tokens=total.cache_read_tokens + (used.cache_read_input_tokens or 0),
         cache_write_tokens=total.cache_write_tokens + (used.cache_creation_input_tokens or 0),
     )
+
+
+def _indented(text: str) -> str:
+    """Continuation lines indented, so only the renderer starts a line with "[n]"."""
+    return "\n    ".join(text.strip().splitlines())
+
+
+def _extraction_request(request: ExtractionInput) -> str:
+    known = "\n".join(f"- {_indented(text)}" for text in request.known) or "(none)"
+    transcript = "\n".join(
+        f"[{number}] {line.role}: {_indented(line.content)}"
+        for number, line in enumerate(request.transcript, start=1)
+    )
+    return (
+        f"<today>{request.today.isoformat()}</today>\n\n"
+        f"<profile>\n{request.profile.strip() or '(none)'}\n</profile>\n\n"
+        f"<known>\n{known}\n</known>\n\n"
+        f"<transcript>\n{transcript}\n</transcript>"
+    )
+
+
+def _routing_request(cases: Sequence[RoutingCase]) -> str:
+    lines = []
+    for number, case in enumerate(cases, start=1):
+        candidate = case.candidate
+        entry: dict[str, object] = {
+            "candidate": number,
+            "text": candidate.text,
+            "stated_by": candidate.stated_by.value,
+        }
+        if candidate.valid_from is not None:
+            entry["valid_from"] = candidate.valid_from.date().isoformat()
+        entry["neighbours"] = [neighbour.view() for neighbour in case.neighbours]
+        lines.append(json.dumps(entry, ensure_ascii=False))
+    return "<candidates>\n" + "\n".join(lines) + "\n</candidates>"
+
+
+def _integer(value: object) -> int | None:
+    """A JSON integer, or one written as plain ASCII digits; None for anything else."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, str) and value.isascii() and value.strip().isdigit():
+        return int(value)
+    return None
+
+
+def _one_of(field: str, value: object, offered: Sequence[str]) -> str:
+    if isinstance(value, str) and value in offered:
+        return value
+    raise InvalidField(field, "must be one of the values offered")
+
+
+def _optional_text(field: str, value: object) -> str | None:
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise InvalidField(field, "must be a string")
+    return value.strip()
+
+
+def _optional_date(field: str, value: object) -> datetime | None:
+    text = _optional_text(field, value)
+    return None if text is None else parse_instant(field, text)
+
+
+def _candidate(item: object, line_ids: Sequence[str]) -> Candidate:
+    """One `record_memories` item as a Candidate; InvalidField if anything is wrong."""
+    if not isinstance(item, dict):
+        raise InvalidField("item", "must be an object")
+    numbers = item.get("evidence")
+    if not isinstance(numbers, list):
+        raise InvalidField("evidence", "must be a list of line numbers")
+    evidence: list[str] = []
+    for value in numbers:
+        number = _integer(value)
+        if number is None or not 1 <= number <= len(line_ids):
+            raise InvalidField("evidence", "names a line that was not offered")
+        if line_ids[number - 1] not in evidence:
+            evidence.append(line_ids[number - 1])
+    text = item.get("text")
+    if not isinstance(text, str):
+        raise InvalidField("text", "must be a string")
+    importance = _integer(item.get("importance"))
+    if importance is None:
+        raise InvalidField("importance", "must be an integer")
+    uses = item.get("uses")
+    if uses is None:
+        uses = []
+    if not isinstance(uses, list) or not all(isinstance(use, str) for use in uses):
+        raise InvalidField("uses", "must be a list of strings")
+    valid_from = _optional_date("valid_from", item.get("valid_from"))
+    valid_until = _optional_date("valid_until", item.get("valid_until"))
+    if valid_from is not None and valid_until is not None and valid_until <= valid_from:
+        raise InvalidField("valid_until", "must be after valid_from")
+    return Candidate(
+        text=text.strip(),
+        category=_one_of("category", item.get("category"), EXTRACTED_CATEGORIES),
+        kind=Kind(_one_of("kind", item.get("kind"), EXTRACTED_KINDS)),
+        importance=importance,
+        stated_by=StatedBy(_one_of("stated_by", item.get("stated_by"), tuple(StatedBy))),
+        evidence=tuple(evidence),
+        key=_optional_text("key", item.get("key")),
+        valid_from=valid_from,
+        valid_until=valid_until,
+        uses=tuple(uses),
+    )
+
+
+def _decision(item: dict[str, object]) -> RouteDecision | None:
+    """One `route_memories` decision, or None if it is not one."""
+    event = item.get("event")
+    if not isinstance(event, str) or event not in tuple(Action):
+        return None
+    action = Action(event)
+    if action in (Action.ADD, Action.NONE):
+        return RouteDecision(action)
+    neighbour = item.get("id")
+    if neighbour is None or isinstance(neighbour, str):
+        return RouteDecision(action, neighbour)
+    if isinstance(neighbour, int) and not isinstance(neighbour, bool):
+        return RouteDecision(action, str(neighbour))
+    return None
 
 
 # ---- failures ---------------------------------------------------------------------------

@@ -23,12 +23,18 @@ from pynamodb.attributes import (
 from pynamodb.connection.base import MetaTable
 from pynamodb.connection.table import TableConnection
 from pynamodb.constants import STRING
-from pynamodb.indexes import AllProjection, LocalSecondaryIndex
+from pynamodb.indexes import (
+    AllProjection,
+    GlobalSecondaryIndex,
+    KeysOnlyProjection,
+    LocalSecondaryIndex,
+)
 from pynamodb.models import Model
 
 from chatmemory.domain.time import from_storage, to_storage
 
 INDEX_BY_CREATED = "by_created"
+INDEX_PENDING = "pending_extraction"
 
 _M = TypeVar("_M", bound=Model)
 
@@ -55,6 +61,17 @@ class ByCreated(LocalSecondaryIndex[_M]):  # type: ignore[no-untyped-call]
 
     pk = UnicodeAttribute(hash_key=True)
     lsi1sk = UnicodeAttribute(range_key=True)
+
+
+class PendingExtraction(GlobalSecondaryIndex[_M]):  # type: ignore[no-untyped-call]
+    """The sparse `pending_extraction` GSI: (gsi1pk, gsi1sk), keys only."""
+
+    class Meta:
+        index_name = INDEX_PENDING
+        projection = KeysOnlyProjection()
+
+    gsi1pk = UnicodeAttribute(hash_key=True)
+    gsi1sk = UnicodeAttribute(range_key=True)
 
 
 class _Item(Model):
@@ -130,6 +147,20 @@ class ConversationItem(_Item):
     extracted_upto_seq = NumberAttribute()
     last_user_message_at = StorageTimeAttribute(null=True)
     ttl = NumberAttribute(null=True)
+    # Set while user messages wait for the write pipeline (see PendingExtraction).
+    gsi1pk = UnicodeAttribute(null=True)
+    gsi1sk = UnicodeAttribute(null=True)
+    pending: PendingExtraction[ConversationItem] = PendingExtraction()
+
+
+class RunItem(_Item):
+    """A write-pipeline run: one JSON document, gone with its TTL."""
+
+    user_id = UnicodeAttribute()
+    run_id = UnicodeAttribute()
+    conversation_id = UnicodeAttribute()
+    body = UnicodeAttribute()
+    ttl = NumberAttribute()
 
 
 class MessageItem(_Item):
@@ -199,6 +230,7 @@ class BoundItems:
     settings: type[SettingsItem]
     event: type[EventItem]
     notice: type[NoticeItem]
+    run: type[RunItem]
 
 
 def _table_description(table_name: str) -> dict[str, Any]:
@@ -213,6 +245,8 @@ def _table_description(table_name: str) -> dict[str, Any]:
             {"AttributeName": "pk", "AttributeType": "S"},
             {"AttributeName": "sk", "AttributeType": "S"},
             {"AttributeName": "lsi1sk", "AttributeType": "S"},
+            {"AttributeName": "gsi1pk", "AttributeType": "S"},
+            {"AttributeName": "gsi1sk", "AttributeType": "S"},
         ],
         "LocalSecondaryIndexes": [
             {
@@ -220,6 +254,15 @@ def _table_description(table_name: str) -> dict[str, Any]:
                 "KeySchema": [
                     {"AttributeName": "pk", "KeyType": "HASH"},
                     {"AttributeName": "lsi1sk", "KeyType": "RANGE"},
+                ],
+            }
+        ],
+        "GlobalSecondaryIndexes": [
+            {
+                "IndexName": INDEX_PENDING,
+                "KeySchema": [
+                    {"AttributeName": "gsi1pk", "KeyType": "HASH"},
+                    {"AttributeName": "gsi1sk", "KeyType": "RANGE"},
                 ],
             }
         ],
@@ -256,4 +299,5 @@ def bind_items(table_name: str, region: str, host: str | None = None) -> BoundIt
         settings=_bind(SettingsItem, table_name, region, host, conn),
         event=_bind(EventItem, table_name, region, host, conn),
         notice=_bind(NoticeItem, table_name, region, host, conn),
+        run=_bind(RunItem, table_name, region, host, conn),
     )

@@ -20,6 +20,7 @@ deletes lazily, so reads also drop rows whose expiry passed by the injected cloc
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import random
 import time
@@ -55,6 +56,7 @@ from chatmemory.domain.errors import (
     MemoryNotFound,
 )
 from chatmemory.domain.events import Actor, MemoryEvent, Op
+from chatmemory.domain.extraction import ExtractionRun, run_from_json, run_to_json
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.notice import Notice
@@ -763,7 +765,7 @@ class DynamoDbStore(Store):
 
     def _conversation_item(self, conversation: Conversation) -> ConversationItem:
         expires = conversation.expires_at
-        return self._items.conversation(
+        item = self._items.conversation(
             _pk(conversation.user_id),
             _conversation_sk(conversation.conversation_id),
             user_id=conversation.user_id,
@@ -781,6 +783,10 @@ class DynamoDbStore(Store):
             last_user_message_at=conversation.last_user_message_at,
             ttl=None if expires is None else epoch_seconds(expires),
         )
+        keys = _pending_keys(conversation)
+        if keys:
+            item.gsi1pk, item.gsi1sk = keys["gsi1pk"], keys["gsi1sk"]
+        return item
 
     def create_conversation(self, conversation: Conversation) -> None:
         cls = self._items.conversation
@@ -869,6 +875,12 @@ class DynamoDbStore(Store):
                 ]
                 if said:
                     actions.append(conv_cls.last_user_message_at.set(at))
+                    if not conversation.temporary:
+                        keys = _pending_keys_at(user_id, conversation_id, at)
+                        actions += [
+                            conv_cls.gsi1pk.set(keys["gsi1pk"]),
+                            conv_cls.gsi1sk.set(keys["gsi1sk"]),
+                        ]
                 # Sequence numbers come from the conversation row: the condition on last_seq
                 # makes two appends that read the same state unable to both commit.
                 guard = _all_of(
@@ -1016,12 +1028,76 @@ class DynamoDbStore(Store):
     ) -> bool:
         rules.int_range("upto_seq", upto_seq, 0)
         cls = self._items.conversation
-        return self._conditional_conversation_update(
+        # Caught up with the last message: leave the sweep's index in the same write. If a
+        # message arrived meanwhile, only the cursor moves and the conversation stays listed.
+        caught_up = self._conditional_conversation_update(
+            user_id,
+            conversation_id,
+            [cls.extracted_upto_seq.set(upto_seq), cls.gsi1pk.remove(), cls.gsi1sk.remove()],
+            _all_of(cls.extracted_upto_seq == expected_upto_seq, cls.last_seq == upto_seq),
+        )
+        return caught_up or self._conditional_conversation_update(
             user_id,
             conversation_id,
             [cls.extracted_upto_seq.set(upto_seq)],
             _all_of(cls.extracted_upto_seq == expected_upto_seq, cls.last_seq >= upto_seq),
         )
+
+    def pending_extractions(
+        self, *, said_before: datetime, limit: int = 100
+    ) -> list[tuple[str, str]]:
+        cls = self._items.conversation
+        before = to_storage(said_before)
+        found: list[tuple[str, str, str]] = []
+        for shard in range(_PENDING_SHARDS):
+            for row in cls.pending.query(
+                f"PENDING#{shard}", cls.gsi1sk < before, limit=limit, page_size=limit
+            ):
+                said_at, _, _ = str(row.gsi1sk).partition("#")
+                found.append((said_at, row.pk.removeprefix("U#"), row.sk.removeprefix("CONV#")))
+        found.sort()
+        return [(user_id, conversation_id) for _, user_id, conversation_id in found[:limit]]
+
+    # ---- the write pipeline's runs ------------------------------------------------------
+
+    def put_extraction_run(self, run: ExtractionRun, *, only_if_new: bool = False) -> bool:
+        cls = self._items.run
+        item = cls(
+            _pk(run.user_id),
+            f"RUN#{run.run_id}",
+            user_id=run.user_id,
+            run_id=run.run_id,
+            conversation_id=run.conversation_id,
+            body=json.dumps(run_to_json(run), ensure_ascii=False),
+            ttl=epoch_seconds(run.expires_at),
+        )
+        try:
+            item.save(condition=cls.sk.does_not_exist() if only_if_new else None)
+        except PynamoDBException as exc:
+            if _lost_race(exc):
+                return False
+            raise
+        return True
+
+    def get_extraction_run(self, user_id: str, run_id: str) -> ExtractionRun | None:
+        try:
+            item = self._items.run.get(_pk(user_id), f"RUN#{run_id}", consistent_read=True)
+        except DoesNotExist:
+            return None
+        run = run_from_json(json.loads(item.body))
+        return None if run.expires_at <= self._now() else run
+
+    def delete_extraction_runs(self, user_id: str, conversation_id: str) -> None:
+        cls = self._items.run
+        rows = cls.query(
+            _pk(user_id),
+            cls.sk.startswith("RUN#"),
+            filter_condition=cls.conversation_id == conversation_id,
+            consistent_read=True,
+        )
+        with cls.batch_write() as batch:
+            for row in rows:
+                batch.delete(row)
 
     # ---- profile, settings --------------------------------------------------------------
 
@@ -1197,6 +1273,30 @@ def _cursor_key(user_id: str, cursor: str) -> str:
     if canonical != created:
         raise refused
     return _memory_lsi(created, memory_id)
+
+
+_PENDING_SHARDS = 8  # spreads the sweep's index over partitions
+
+
+def _pending_keys_at(user_id: str, conversation_id: str, said_at: datetime) -> dict[str, str]:
+    shard = int(hashlib.sha256(user_id.encode()).hexdigest(), 16) % _PENDING_SHARDS
+    return {
+        "gsi1pk": f"PENDING#{shard}",
+        "gsi1sk": f"{to_storage(said_at)}#{user_id}#{conversation_id}",
+    }
+
+
+def _pending_keys(conversation: Conversation) -> dict[str, str]:
+    """The sweep's index keys while the conversation has user messages the pipeline has
+    not read (never for temporary chats, which nothing reads)."""
+    said = conversation.last_user_message_at
+    if (
+        conversation.temporary
+        or said is None
+        or conversation.extracted_upto_seq >= conversation.last_seq
+    ):
+        return {}
+    return _pending_keys_at(conversation.user_id, conversation.conversation_id, said)
 
 
 def _memory_from_item(item: MemoryItem) -> Memory:

@@ -1,7 +1,8 @@
-"""Background work on one machine: a queue the dev server drains on a worker thread.
+"""Background work on one machine: a queue the dev server drains on a worker thread,
+and idle timers that fire by the injected clock.
 
-Tests and `chatmemory flush` drain it themselves (`run_pending`), so nothing waits on
-a timer to see background work happen.
+Tests drain it themselves (`run_pending`, `run_due`) and move the clock, so nothing
+waits on a real timer to see background work happen.
 """
 
 from __future__ import annotations
@@ -11,8 +12,9 @@ import queue
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import datetime
 
-from chatmemory.ports import Jobs
+from chatmemory.ports import Clock, Jobs
 
 log = logging.getLogger(__name__)
 
@@ -23,18 +25,26 @@ class FoldJob:
     conversation_id: str
 
 
-Job = FoldJob
+@dataclass(frozen=True, slots=True)
+class IdleJob:
+    user_id: str
+    conversation_id: str
+
+
+Job = FoldJob | IdleJob
 Handler = Callable[[Job], None]
 
 
 class QueuedJobs(Jobs):
     """Jobs wait in a queue until someone runs them; duplicates are coalesced."""
 
-    def __init__(self) -> None:
+    def __init__(self, clock: Clock | None = None) -> None:
         self._queue: queue.Queue[Job] = queue.Queue()
         self._pending: set[Job] = set()
+        self._timers: dict[IdleJob, datetime] = {}
         self._lock = threading.Lock()
         self._handler: Handler | None = None
+        self._clock = clock
 
     def bind(self, handler: Handler) -> None:
         """Who runs the jobs (the container wires the services in)."""
@@ -42,6 +52,23 @@ class QueuedJobs(Jobs):
 
     def fold_later(self, user_id: str, conversation_id: str) -> None:
         self._put(FoldJob(user_id, conversation_id))
+
+    def idle_later(self, user_id: str, conversation_id: str, due_at: datetime) -> None:
+        with self._lock:  # re-arming replaces the earlier due time
+            self._timers[IdleJob(user_id, conversation_id)] = due_at
+
+    def run_due(self, now: datetime | None = None) -> int:
+        """Fire every idle timer that is due (by the clock); returns how many fired."""
+        moment = now or (self._clock.now() if self._clock else None)
+        if moment is None:
+            return 0
+        with self._lock:
+            due = [job for job, at in self._timers.items() if at <= moment]
+            for job in due:
+                del self._timers[job]
+        for job in due:
+            self._run(job)
+        return len(due)
 
     def _put(self, job: Job) -> None:
         with self._lock:
@@ -73,10 +100,12 @@ class QueuedJobs(Jobs):
             log.warning("background job failed", extra={"error_type": type(exc).__name__})
 
     def run_forever(self, stop: threading.Event) -> None:
-        """The dev server's worker: run jobs as they arrive until `stop` is set."""
+        """The dev server's worker: run jobs as they arrive, and timers as they fall due,
+        until `stop` is set."""
         while not stop.is_set():
+            self.run_due()
             try:
-                job = self._queue.get(timeout=0.2)
+                job = self._queue.get(timeout=0.5)
             except queue.Empty:
                 continue
             self._run(job)

@@ -13,12 +13,25 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from chatmemory.adapters.offline_extractor import OfflineExtractor
+from chatmemory.domain.extraction import Candidate, ExtractionInput
 from chatmemory.domain.prompt import RenderedPrompt, Turn
 from chatmemory.domain.restate import third_person
+from chatmemory.domain.routing import RouteDecision
 from chatmemory.domain.tokens import estimate_tokens
 from chatmemory.domain.uses import CATEGORY_KEYS, category_by_words
-from chatmemory.ports import Model, ReplyDelta, ReplyDone, ToolCall, ToolRunner, ToolSpec, Usage
+from chatmemory.ports import (
+    Model,
+    ReplyDelta,
+    ReplyDone,
+    RoutingCase,
+    ToolCall,
+    ToolRunner,
+    ToolSpec,
+    Usage,
+)
 
+_EXTRACTOR = OfflineExtractor()
 LABEL = "[offline stand-in — no model key is set, so this is not Claude]"
 SAVE_MEMORY = "save_memory"
 
@@ -94,6 +107,13 @@ class OfflineModel(Model):
             for clause, times in said.values()
         ]
         return _fit(lines, max_tokens)
+
+    def extract(self, request: ExtractionInput) -> list[Candidate]:
+        """Deterministic rules for the common statements (see offline_extractor)."""
+        return _EXTRACTOR.extract(request)
+
+    def route(self, cases: Sequence[RoutingCase]) -> list[RouteDecision]:
+        return [_EXTRACTOR.route(case.candidate, case.neighbours) for case in cases]
 
     # ---- the reply ----------------------------------------------------------------------
 

@@ -22,6 +22,7 @@ from chatmemory.domain.errors import (
     MemoryNotFound,
 )
 from chatmemory.domain.events import Actor, MemoryEvent, Op
+from chatmemory.domain.extraction import ExtractionRun, run_from_json, run_to_json
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.notice import Notice
@@ -626,6 +627,56 @@ class SqliteStore(Store):
                 (upto_seq, user_id, conversation_id, expected_upto_seq, upto_seq),
             )
             return cursor.rowcount == 1
+
+    def pending_extractions(
+        self, *, said_before: datetime, limit: int = 100
+    ) -> list[tuple[str, str]]:
+        rows = self._connection().execute(
+            "SELECT user_id, conversation_id FROM conversations "
+            "WHERE temporary = 0 AND extracted_upto_seq < last_seq "
+            "AND last_user_message_at IS NOT NULL AND last_user_message_at < ? "
+            "AND (expires_at IS NULL OR expires_at > ?) "
+            "ORDER BY last_user_message_at LIMIT ?",
+            (to_storage(said_before), self._now(), limit),
+        )
+        return [(row["user_id"], row["conversation_id"]) for row in rows]
+
+    # ---- the write pipeline's runs ------------------------------------------------------
+
+    def put_extraction_run(self, run: ExtractionRun, *, only_if_new: bool = False) -> bool:
+        verb = "INSERT OR IGNORE" if only_if_new else "INSERT OR REPLACE"
+        with self._write() as conn:
+            cursor = conn.execute(
+                f"{verb} INTO extraction_runs (user_id, run_id, conversation_id, "
+                "expires_at, body) VALUES (?, ?, ?, ?, ?)",
+                (
+                    run.user_id,
+                    run.run_id,
+                    run.conversation_id,
+                    to_storage(run.expires_at),
+                    json.dumps(run_to_json(run), ensure_ascii=False),
+                ),
+            )
+            return cursor.rowcount == 1
+
+    def get_extraction_run(self, user_id: str, run_id: str) -> ExtractionRun | None:
+        row = (
+            self._connection()
+            .execute(
+                "SELECT body FROM extraction_runs WHERE user_id = ? AND run_id = ? "
+                "AND expires_at > ?",
+                (user_id, run_id, self._now()),
+            )
+            .fetchone()
+        )
+        return None if row is None else run_from_json(json.loads(row["body"]))
+
+    def delete_extraction_runs(self, user_id: str, conversation_id: str) -> None:
+        with self._write() as conn:
+            conn.execute(
+                "DELETE FROM extraction_runs WHERE user_id = ? AND conversation_id = ?",
+                (user_id, conversation_id),
+            )
 
     # ---- profile, settings ----------------------------------------------------------
 

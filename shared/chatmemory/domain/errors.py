@@ -75,3 +75,9 @@ class ModelUnavailable(DomainError):
     """The model could not answer (timeouts, overload, errors): nothing of the turn is kept."""
 
     code = "model_unavailable"
+
+
+class ModelRefused(ModelUnavailable):
+    """The model declined this input. Retrying the same input will not help: skip it."""
+
+    code = "model_refused"

@@ -34,10 +34,13 @@ _OPAQUE_ID = re.compile(r"^[A-Za-z0-9_.:-]+$")
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
+_ANY_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
 def user_id(value: str, field: str = "user_id") -> str:
     if not isinstance(value, str) or not value or len(value) > USER_ID_MAX:
         raise InvalidField(field, f"must be 1..{USER_ID_MAX} characters")
-    if _CONTROL.search(value) or value != value.strip():
+    if _ANY_CONTROL.search(value) or value != value.strip():
         raise InvalidField(field, "must not contain control characters or surrounding spaces")
     return value
 

@@ -55,7 +55,6 @@ CATEGORY_USES: Mapping[str, tuple[str, ...]] = {
         "keeping my pet safe, calm or healthy",
     ),
     "health": (
-        "exercise and workout plans",
         "is this safe for me to eat, take or do",
         "symptoms, medication and doctors",
         "sleep, stress and wellbeing",
@@ -121,8 +120,8 @@ CATEGORY_DESCRIPTIONS: Mapping[str, str] = {
     "education": "studies, school, university, exams and courses",
     "family": "spouse, partner, children, parents, siblings and relatives",
     "pets": "pets and animals the person owns",
-    "health": "health conditions, fitness, medication, sleep and wellbeing",
-    "hobbies": "hobbies, sports, games, music, art and free-time activities",
+    "health": "health conditions, diagnoses, medication and treatments",
+    "hobbies": "hobbies, sports, fitness, games, music, art and free-time activities",
     "language": "languages the person speaks or is learning",
     "travel": "trips, holidays, travel plans and places visited",
     "preferences": "likes, dislikes and how the person wants answers given",
@@ -239,7 +238,6 @@ CATEGORY_WORDS: Mapping[str, tuple[str, ...]] = {
         "therapy",
         "surgery",
         "migraine",
-        "sleep",
     ),
     "hobbies": (
         "hobby",

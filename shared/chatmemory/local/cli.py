@@ -1,4 +1,4 @@
-"""`chatmemory serve | token` — the local developer's entry points."""
+"""`chatmemory serve | token | flush` — the local developer's entry points."""
 
 from __future__ import annotations
 
@@ -73,6 +73,18 @@ def token(args: argparse.Namespace) -> int:
     return 0
 
 
+def flush(args: argparse.Namespace) -> int:
+    """Run every pending background pipeline now, against the same state folder a running
+    server uses (SQLite in WAL mode lets both work on it at once)."""
+    settings = _settings(args.state_dir)
+    quiet_local_runtime()
+    container = Container(settings, SystemClock())
+    use_container(container)
+    started = container.idle.sweep(now_or_never=True)
+    print(f"ran {started} write pipeline run(s)", flush=True)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="chatmemory", description=__doc__)
     commands = parser.add_subparsers(dest="command", required=True)
@@ -88,6 +100,12 @@ def build_parser() -> argparse.ArgumentParser:
     token_cmd.add_argument("--state-dir", help="the state folder the server uses")
     token_cmd.add_argument("--hours", type=float, default=24 * 7, help="lifetime (default 7 days)")
     token_cmd.set_defaults(run=token)
+
+    flush_cmd = commands.add_parser(
+        "flush", help="run every pending background pipeline now (no waiting for idle timers)"
+    )
+    flush_cmd.add_argument("--state-dir", help="the state folder the server uses")
+    flush_cmd.set_defaults(run=flush)
     return parser
 
 

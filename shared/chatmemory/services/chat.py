@@ -19,6 +19,7 @@ from chatmemory.domain import rules
 from chatmemory.domain.conversation import Conversation, Role
 from chatmemory.domain.errors import DomainError, InvalidField, ModelUnavailable
 from chatmemory.domain.events import Actor, MemoryEvent, Op
+from chatmemory.domain.extraction import looks_pasted
 from chatmemory.domain.ids import new_conversation_id, new_event_id
 from chatmemory.domain.secrets import find_secret
 from chatmemory.domain.tokens import estimate_tokens
@@ -35,6 +36,7 @@ from chatmemory.ports import (
 )
 from chatmemory.services.context import BuiltContext, ContextRequest, ContextService
 from chatmemory.services.folding import fold_due, turns_of
+from chatmemory.services.idle import IDLE_AFTER
 from chatmemory.services.memories import MemoryService, NewMemory
 
 log = logging.getLogger(__name__)
@@ -102,11 +104,18 @@ class _Saves:
     """What the model asked to save; written only once its reply is complete."""
 
     context: BuiltContext
+    message: str
     pending: list[tuple[NewMemory, str | None]] = field(default_factory=list)
 
     def run(self, call: ToolCall) -> str:
         if call.name != SAVE_MEMORY.name:
             return f"unknown tool {call.name}"
+        if looks_pasted(self.message):
+            # Text the user pasted is not about the user: it cannot plant a memory.
+            return (
+                "not saved: this message quotes or pastes material; only what the user "
+                "says about themselves is kept"
+            )
         try:
             new, replaces = self._parse(call.arguments)
         except (InvalidField, ValueError, TypeError) as exc:
@@ -155,6 +164,7 @@ class ChatService:
         model: Model,
         memories: MemoryService,
         jobs: Jobs,
+        idle_after: timedelta = IDLE_AFTER,
     ) -> None:
         self._store = store
         self._clock = clock
@@ -162,6 +172,7 @@ class ChatService:
         self._model = model
         self._memories = memories
         self._jobs = jobs
+        self._idle_after = idle_after
 
     def turn(self, request: ChatRequest) -> Iterator[ReplyDelta | ChatResult]:
         """Stream the reply's pieces, then one ChatResult once the turn is stored."""
@@ -174,7 +185,7 @@ class ChatService:
                 persona=request.persona,
             )
         )
-        saves = _Saves(built)
+        saves = _Saves(built, request.message)
         tools = [SAVE_MEMORY] if built.memory_on else []
         done: ReplyDone | None = None
         for event in self._model.reply(built.rendered, tools, saves.run):
@@ -232,11 +243,20 @@ class ChatService:
             create=create,
         )
         saved = self._save(request.user_id, conversation_id, user_message.message_id, saves)
+        if not built.memory_on and not built.temporary:
+            # Said while memory was off: never read later, even once it is back on.
+            read_upto = conversation.extracted_upto_seq if conversation else 0
+            self._store.advance_extraction(
+                request.user_id,
+                conversation_id,
+                upto_seq=reply_message.seq,
+                expected_upto_seq=read_upto,
+            )
         if used:
             self._store.record_use(
                 request.user_id, used, now, [self._use_event(request.user_id, m, now) for m in used]
             )
-        self._maybe_fold(request.user_id, conversation_id)
+        self._background(request.user_id, conversation_id, now, arm_idle=built.memory_on)
         return ChatResult(
             conversation_id=conversation_id,
             message_id=reply_message.message_id,
@@ -270,6 +290,18 @@ class ChatService:
                 continue
             saved.append(memory.memory_id)
         return saved
+
+    def _background(
+        self, user_id: str, conversation_id: str, now: datetime, *, arm_idle: bool
+    ) -> None:
+        """Queue the turn's background work. The turn is stored; a queue that fails only
+        delays that work (the daily sweep catches it up) and never fails the turn."""
+        try:
+            self._maybe_fold(user_id, conversation_id)
+            if arm_idle:  # every user message re-arms the conversation's idle timer
+                self._jobs.idle_later(user_id, conversation_id, now + self._idle_after)
+        except Exception as exc:
+            log.warning("background work not queued", extra={"error_type": type(exc).__name__})
 
     def _maybe_fold(self, user_id: str, conversation_id: str) -> None:
         conversation = self._store.get_conversation(user_id, conversation_id)

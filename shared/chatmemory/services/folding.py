@@ -77,8 +77,9 @@ class Folder:
                     conversation.summary, _turns(folding), max_tokens=SUMMARY_TOKENS
                 )
         except ModelUnavailable:
-            log.warning("fold skipped: the model is unavailable; the next turn retries")
-            return FoldOutcome(folded=False)
+            # Raised, not swallowed: the queue retries it (and the next turn asks again).
+            log.warning("fold failed: the model is unavailable")
+            raise
         summary = _within_budget(summary)
         applied = self._store.update_summary(
             user_id,

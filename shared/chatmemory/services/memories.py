@@ -156,19 +156,60 @@ class MemoryService:
         if normalise_for_identity(target.text) == normalise_for_identity(new.text):
             return target
         now = self._clock.now()
-        replacement = self._prepared(
-            dataclasses.replace(
-                self._build(user_id, new_memory_id(), new, now), supersedes=target.memory_id
-            )
+        replacement = dataclasses.replace(
+            self._build(user_id, new_memory_id(), new, now), supersedes=target.memory_id
         )
+        return self.supersede(target, replacement, actor=actor)
+
+    # ---- writes from the background pipeline (actor: extractor) --------------------------
+
+    def add_extracted(self, memory: Memory) -> bool:
+        """Write a new memory the pipeline decided to ADD; False if it is already there
+        (a re-run of the same step lands on the same id)."""
+        self._require_enabled(memory.user_id, memory.persona)
+        refuse_secrets("text", memory.text)
+        prepared = self._prepared(memory)
+        event = self._event(prepared, Op.ADD, Actor.EXTRACTOR, memory.created_at)
+        if not self._store.add_memory(prepared, [event]):
+            return False
+        self._publish(prepared)
+        return True
+
+    def supersede(self, target: Memory, replacement: Memory, *, actor: Actor) -> Memory:
+        """Replace `target` with `replacement` (which must say it supersedes it): the old
+        row becomes history, linked to the new one. ConcurrentChange if it moved on."""
+        refuse_secrets("text", replacement.text)
+        prepared = self._prepared(replacement)
+        at = replacement.created_at
         events = [
-            self._event(target, Op.UPDATE, actor, now, related=replacement.memory_id),
-            self._event(replacement, Op.ADD, actor, now, related=target.memory_id),
+            self._event(target, Op.UPDATE, actor, at, related=prepared.memory_id),
+            self._event(prepared, Op.ADD, actor, at, related=target.memory_id),
         ]
-        self._store.supersede_memory(user_id, target.memory_id, replacement, events)
-        self._withdraw(user_id, [target.memory_id])
-        self._publish(replacement)
-        return replacement
+        self._store.supersede_memory(target.user_id, target.memory_id, prepared, events)
+        self._withdraw(target.user_id, [target.memory_id])
+        self._publish(prepared)
+        return prepared
+
+    def close(self, target: Memory, *, actor: Actor) -> Memory:
+        """The fact stopped being true and nothing replaces it: history, never deleted."""
+        now = self._clock.now()
+        event = self._event(target, Op.CLOSE, actor, now)
+        closed = self._store.close_memory(target.user_id, target.memory_id, now, events=[event])
+        self._withdraw(target.user_id, [target.memory_id])
+        return closed
+
+    def seen_again(self, memory: Memory, evidence: Sequence[str]) -> Memory:
+        """The same fact said again: count it (inferred facts enter the profile when seen
+        twice) and keep where it was said."""
+        meta = dict(memory.meta)
+        seen = meta.get("seen", 1)
+        meta["seen"] = (seen if isinstance(seen, int) else 1) + 1
+        merged = tuple(dict.fromkeys((*memory.evidence, *evidence)))[-20:]
+        updated = dataclasses.replace(
+            memory, meta=meta, evidence=merged, updated_at=max(memory.updated_at, self._clock.now())
+        )
+        self._store.put_memory(updated)
+        return updated
 
     def _replaced(self, user_id: str, new: NewMemory, replaces: str | None) -> Memory | None:
         if replaces:

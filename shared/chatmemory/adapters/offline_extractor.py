@@ -1,0 +1,243 @@
+"""The offline stand-in's extraction and routing: deterministic rules for what people most
+often say about themselves, so the write pipeline runs end to end with no model key.
+
+It reads every user line — pasted documents included — on purpose: keeping planted text
+out is the write filter's job, in code, whatever a model proposes.
+"""
+
+from __future__ import annotations
+
+import calendar
+import re
+from collections.abc import Sequence
+from datetime import UTC, date, datetime, time, timedelta
+
+from chatmemory.domain.extraction import Candidate, ExtractionInput, TranscriptLine
+from chatmemory.domain.ids import normalise_for_identity
+from chatmemory.domain.memory import Kind, StatedBy
+from chatmemory.domain.restate import third_person
+from chatmemory.domain.routing import Action, Neighbour, RouteDecision
+from chatmemory.domain.uses import CATEGORY_KEYS, category_by_words
+
+_NAME = r"([A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?)"
+_PLACE = r"([A-Z][\w'-]+(?:[ -][A-Z][\w'-]+)*)"
+_RELATIONS = (
+    "wife|husband|partner|son|daughter|mother|mom|mum|father|dad|sister|brother|boyfriend|"
+    "girlfriend|fiancée?|best friend"
+)
+_PETS = "dog|cat|puppy|kitten|parrot|rabbit|hamster|horse|tortoise"
+_DIETS = (
+    "vegetarian|vegan|pescatarian|lactose intolerant|gluten[- ]free|teetotal|keto|celiac|coeliac"
+)
+_JOBS = (
+    "(?:senior |junior |lead |staff |principal )?(?:software engineer|engineer|developer|"
+    "teacher|doctor|nurse|designer|student|product manager|manager|analyst|data scientist|"
+    "lawyer|accountant|researcher|writer|architect|consultant|pharmacist|chef)"
+)
+_MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
+
+
+def _rules() -> list[tuple[re.Pattern[str], str]]:
+    """(pattern, kind of statement); the first match in a sentence wins. The phrases are
+    case-insensitive; names and places must be capitalised, so they end where they should."""
+    place = f"(?P<place>{_PLACE[1:-1]})"
+    name = f"(?P<name>{_NAME[1:-1]})"
+    return [
+        (
+            re.compile(
+                r"(?i:\b(?:please\s+)?(?:remember|don't forget|do not forget|keep in mind)(?:\s+that)?)[,:]?\s+(?P<fact>.+)$"
+            ),
+            "remember",
+        ),
+        (re.compile(rf"(?i:\bI(?:'m| am) (?:a |an )?(?P<diet>{_DIETS}))\b"), "diet"),
+        (
+            re.compile(
+                r"(?i:\bI (?:don't|do not|never) eat (?P<food>meat|pork|beef|fish|eggs|dairy|chicken|seafood))\b"
+            ),
+            "avoids",
+        ),
+        (
+            re.compile(r"(?i:\bI(?:'m| am) allergic to (?P<allergen>[\w\s-]+?))\s*(?:[,.!;]|$)"),
+            "allergy",
+        ),
+        (
+            re.compile(
+                rf"(?i:\bI(?:'ve| have)?\s*(?:just |recently )?(?:moved|relocated) to) {place}"
+            ),
+            "moved",
+        ),
+        (
+            re.compile(
+                rf"(?i:\bI (?:also |now |currently |still )?(?:live|am living|'m living|am based|'m based) in) {place}"
+            ),
+            "lives",
+        ),
+        (re.compile(r"(?i:\bI (?:just |recently )?(?:quit|left|lost) my job)\b"), "quit"),
+        (
+            re.compile(
+                rf"(?i:\bI (?:also |now |currently |still )?(?:work|am working|'m working) as (?:a |an )?)(?P<role>[a-z][\w\s]*?)(?:(?i: at| for) {place})?\s*(?:[,.!;]|$)"
+            ),
+            "works",
+        ),
+        (
+            re.compile(
+                rf"(?i:\bI(?:'m| am) (?:a |an )(?P<role>{_JOBS}))(?:(?i: at| for) {place})?\b"
+            ),
+            "works",
+        ),
+        (
+            re.compile(
+                rf"(?i:\bI (?:also |now |currently |still )?(?:work|am working|'m working) (?:at|for)) {place}"
+            ),
+            "works",
+        ),
+        (
+            re.compile(
+                rf"(?i:\bmy (?P<relation>{_RELATIONS})(?:'s name is| is called| is named|,| named))\s+{name}"
+            ),
+            "family",
+        ),
+        (
+            re.compile(r"(?i:\bI have (?P<count>\w+) (?P<kids>kids|children|sons|daughters))\b"),
+            "kids",
+        ),
+        (
+            re.compile(
+                rf"(?i:\bmy (?P<pet>{_PETS})(?:'s name is| is called| is named|,| named))\s+{name}"
+            ),
+            "pet",
+        ),
+        (re.compile(rf"(?i:\bI have an? (?P<pet>{_PETS}) (?:called|named))\s+{name}"), "pet"),
+        (
+            re.compile(
+                r"(?i:\bI(?:'m| am) (?:preparing|studying|revising) for (?:the |my )?)(?P<exam>[\w\s-]+?)(?i: exams?)?(?: in (?P<month>[A-Z][a-z]+)(?: (?P<year>\d{4}))?)?\s*(?:[,.!;]|$)"
+            ),
+            "exam",
+        ),
+    ]
+
+
+_RULES = _rules()
+# Statements that a fact stopped being true, with nothing said to replace it.
+_ENDS_A_FACT = re.compile(
+    r"^(?:Left their|Quit their|Lost their|Is no longer|No longer|Stopped|Gave up)\b", re.I
+)
+_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\s+(?:and|but)\s+(?=I\b|my\b)", re.I)
+
+
+class OfflineExtractor:
+    """Deterministic extraction and routing for the offline model."""
+
+    def extract(self, request: ExtractionInput) -> list[Candidate]:
+        candidates: list[Candidate] = []
+        for line in request.transcript:
+            if line.role != "user":
+                continue
+            for sentence in _SENTENCES.split(line.content):
+                candidate = self._candidate(sentence.strip(), line, request.today)
+                if candidate and all(c.text != candidate.text for c in candidates):
+                    candidates.append(candidate)
+        return candidates[:12]
+
+    def route(self, candidate: Candidate, neighbours: Sequence[Neighbour]) -> RouteDecision:
+        said = normalise_for_identity(candidate.text)
+        for neighbour in neighbours:
+            if normalise_for_identity(neighbour.memory.text) == said:
+                return RouteDecision(Action.NONE)
+        same_key = [n for n in neighbours if candidate.key and n.memory.key == candidate.key]
+        if not same_key:
+            return RouteDecision(Action.ADD)
+        newest = max(same_key, key=lambda n: n.memory.created_at)
+        if _ENDS_A_FACT.match(candidate.text):
+            return RouteDecision(Action.CLOSE, newest.number)
+        return RouteDecision(Action.UPDATE, newest.number)
+
+    def _candidate(self, sentence: str, line: TranscriptLine, today: date) -> Candidate | None:
+        for pattern, kind in _RULES:
+            match = pattern.search(sentence)
+            if match:
+                return _build(kind, match, sentence, line, today)
+        return None
+
+
+def _build(
+    kind: str, match: re.Match[str], sentence: str, line: TranscriptLine, today: date
+) -> Candidate | None:
+    groups = match.groupdict()
+    start = datetime.combine(today, time(), tzinfo=UTC)
+    text, category, key, importance = "", "general", None, 6
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    if kind == "remember":
+        text = third_person(groups["fact"])
+        category = category_by_words(text) or "general"
+        key, importance = CATEGORY_KEYS.get(category), 7
+    elif kind == "diet":
+        text, category, key, importance = f"Is {groups['diet'].lower()}.", "diet", "diet", 7
+    elif kind == "avoids":
+        food = groups["food"].lower()
+        text, category, key, importance = f"Doesn't eat {food}.", "diet", f"avoids_{food}", 6
+    elif kind == "allergy":
+        allergen = groups["allergen"].strip().lower()
+        text, category, importance = f"Is allergic to {allergen}.", "diet", 8
+        key = "allergy_" + re.sub(r"\W+", "_", allergen)[:40]
+    elif kind in ("moved", "lives"):
+        place = groups["place"]
+        text, category, key, importance = f"Lives in {place}.", "location", "home_city", 7
+        valid_from = start if kind == "moved" else None
+    elif kind == "quit":
+        text, category, key, importance = "Left their job.", "work", "job", 6
+    elif kind == "works":
+        role, place = (groups.get("role") or "").strip(), groups.get("place")
+        phrase = f"Works as {_article(role)} {role}" if role else "Works"
+        text = f"{phrase} at {place}." if place else f"{phrase}."
+        category, key, importance = "work", "job", 6
+    elif kind == "family":
+        relation, name = groups["relation"].lower(), groups["name"]
+        text, category, importance = f"Their {relation} is called {name}.", "family", 7
+        key = "family_" + re.sub(r"\W+", "_", relation)
+    elif kind == "kids":
+        text, category, key, importance = (
+            f"Has {groups['count']} {groups['kids']}.",
+            "family",
+            "kids",
+            7,
+        )
+    elif kind == "pet":
+        pet, name = groups["pet"].lower(), groups["name"]
+        text, category, importance = f"Has {_article(pet)} {pet} named {name}.", "pets", 6
+        key = f"pet_{name.lower()}"
+    elif kind == "exam":
+        exam = groups["exam"].strip()
+        month = groups.get("month")
+        when = _month_end(month, groups.get("year"), today) if month else None
+        text = f"Is preparing for {exam}" + (f", in {month} {when.year}." if when else ".")
+        category, key, importance = "education", "exam", 7
+        valid_until = (
+            datetime.combine(when, time(), tzinfo=UTC) + timedelta(days=1) if when else None
+        )
+    if not text:
+        return None
+    return Candidate(
+        text=text[:200],
+        category=category,
+        kind=Kind.FACT,
+        importance=importance,
+        stated_by=StatedBy.USER,
+        evidence=(line.message_id,),
+        key=key,
+        valid_from=valid_from,
+        valid_until=valid_until,
+    )
+
+
+def _article(word: str) -> str:
+    return "an" if word[:1].lower() in "aeiou" else "a"
+
+
+def _month_end(month: str, year: str | None, today: date) -> date | None:
+    number = _MONTHS.get(month.lower())
+    if number is None:
+        return None
+    chosen = int(year) if year else (today.year if number >= today.month else today.year + 1)
+    return date(chosen, number, calendar.monthrange(chosen, number)[1])

@@ -1,0 +1,284 @@
+"""The streaming endpoint on AWS: `POST /v1/chat` as Server-Sent Events, behind a Function URL.
+
+Python Lambdas cannot stream a response themselves. The AWS Lambda Web Adapter (a layer)
+starts this server through `functions/chat_stream/run.sh`, waits until `GET /healthz`
+answers, then turns each Function URL request into an HTTP request to 127.0.0.1 and
+streams the response back as it is written (Function URL InvokeMode RESPONSE_STREAM,
+AWS_LWA_INVOKE_MODE=response_stream).
+
+A Function URL has no JWT authorizer, so this server verifies every bearer token itself,
+with the HTTP API authorizer's rules (`JwksVerifier`). It streams only: a client that does
+not ask for `text/event-stream` gets 406 and is pointed at the HTTP API, which serves the
+JSON form of the same call — one JSON implementation, behind the API's throttling.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+import warnings
+from http import HTTPStatus
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any, Protocol
+from urllib.parse import urlsplit
+
+from chatmemory.api.chat_stream import EVENT_STREAM, StreamedResponse, stream_chat, wants_stream
+from chatmemory.api.errors import MAX_BODY_BYTES
+from chatmemory.api.telemetry import logger, metrics
+from chatmemory.aws.jwks import InvalidToken, JwksVerifier, KeysUnavailable
+from chatmemory.config import Container, Settings, use_container
+from chatmemory.domain import rules
+from chatmemory.domain.errors import InvalidField
+
+HOST = "127.0.0.1"  # the adapter's default AWS_LWA_HOST; nothing else may reach the server
+HEALTH_PATH = "/healthz"
+CHAT_PATH = "/v1/chat"
+ROUTES = {HEALTH_PATH: "GET", CHAT_PATH: "POST"}
+_LOGGED_PATH_CHARS = 200
+
+
+class TokenVerifier(Protocol):
+    def verify(self, token: str) -> dict[str, Any]:
+        """The token's claims; InvalidToken or KeysUnavailable otherwise."""
+        ...
+
+
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header (the scheme is case-insensitive)."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token.strip() or None
+
+
+class _StreamHandler(BaseHTTPRequestHandler):
+    server_version = "chatmemory-stream"
+    protocol_version = "HTTP/1.1"
+    verifier: TokenVerifier  # set on the subclass the server builds
+    _responded = False
+
+    def do_GET(self) -> None:
+        self._handle()
+
+    def do_POST(self) -> None:
+        self._handle()
+
+    def do_PUT(self) -> None:
+        self._handle()
+
+    def do_PATCH(self) -> None:
+        self._handle()
+
+    def do_DELETE(self) -> None:
+        self._handle()
+
+    def do_OPTIONS(self) -> None:
+        self._handle()
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Silenced: `_handle` logs one line per request, without queries, bodies or tokens."""
+
+    def _handle(self) -> None:
+        started = time.perf_counter()
+        self._responded = False
+        path = urlsplit(self.path).path
+        status = HTTPStatus.INTERNAL_SERVER_ERROR.value
+        try:
+            status = self._dispatch(path)
+        except Exception as exc:  # a bug here must still answer, in the contract's shape
+            logger.error("stream request failed", extra={"error_type": type(exc).__name__})
+            if self._responded:
+                self.close_connection = True
+            else:
+                status = self._error(
+                    HTTPStatus.INTERNAL_SERVER_ERROR,
+                    "internal_error",
+                    "something went wrong on our side; the request was not applied",
+                )
+        finally:
+            logger.info(
+                "request",
+                extra={
+                    "method": self.command,
+                    "path": path[:_LOGGED_PATH_CHARS],
+                    "status": status,
+                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
+                },
+            )
+            if path == CHAT_PATH:
+                # No Lambda handler decorator flushes for us: publish this request's metrics.
+                metrics.flush_metrics()
+
+    def _dispatch(self, path: str) -> int:
+        body = self._read_body()
+        if isinstance(body, int):
+            return body
+        method = ROUTES.get(path)
+        if method is None:
+            return self._error(HTTPStatus.NOT_FOUND, "not_found", "no such route")
+        if self.command != method:
+            return self._error(
+                HTTPStatus.METHOD_NOT_ALLOWED,
+                "method_not_allowed",
+                f"{self.command} is not allowed here; use {method}",
+                {"Allow": method},
+            )
+        if path == HEALTH_PATH:
+            return self._json(HTTPStatus.OK, {"status": "ok"})
+        return self._chat(body)
+
+    def _chat(self, body: bytes) -> int:
+        token = bearer_token(self.headers.get("Authorization"))
+        try:
+            if token is None:
+                raise InvalidToken("MissingToken")
+            claims = self.verifier.verify(token)
+            user_id = rules.user_id(claims["sub"], "sub")
+        except (InvalidToken, InvalidField):
+            return self._error(
+                HTTPStatus.UNAUTHORIZED,
+                "unauthorized",
+                "a valid bearer token is required",
+                {"WWW-Authenticate": "Bearer"},
+            )
+        except KeysUnavailable:
+            logger.warning("the issuer's keys could not be fetched")
+            return self._error(
+                HTTPStatus.SERVICE_UNAVAILABLE,
+                "unavailable",
+                "the token could not be checked right now; try again shortly",
+                {"Retry-After": "5"},
+            )
+        if not wants_stream(self.headers.get("Accept")):
+            return self._error(
+                HTTPStatus.NOT_ACCEPTABLE,
+                "not_acceptable",
+                f"this endpoint streams: send Accept: {EVENT_STREAM}, "
+                "or call POST /v1/chat on the HTTP API for JSON",
+            )
+        return self._stream(stream_chat(user_id, body))
+
+    def _read_body(self) -> bytes | int:
+        """The request body, or the status of the error already sent instead."""
+        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
+            self.close_connection = True  # the body is never read
+            return self._error(HTTPStatus.LENGTH_REQUIRED, "length_required", "send Content-Length")
+        try:
+            length = int(self.headers.get("Content-Length") or 0)
+        except ValueError:
+            self.close_connection = True
+            return self._error(HTTPStatus.BAD_REQUEST, "validation_error", "bad Content-Length")
+        if length > MAX_BODY_BYTES:
+            self.close_connection = True  # the body is never read
+            return self._error(
+                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
+                "payload_too_large",
+                f"the request body is larger than {MAX_BODY_BYTES // 1024} KiB",
+            )
+        return self.rfile.read(length) if length > 0 else b""
+
+    def _stream(self, response: StreamedResponse) -> int:
+        """Send each SSE frame as it is produced (chunked), so tokens reach the client live."""
+        if response.status != HTTPStatus.OK:  # an error chosen before streaming: one body
+            self._write(response.status, response.headers, b"".join(response.body))
+            return response.status
+        self._responded = True
+        self.send_response(response.status)
+        for name, value in response.headers.items():
+            self.send_header(name, value)
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for piece in response.body:
+                if piece:
+                    self.wfile.write(f"{len(piece):X}\r\n".encode() + piece + b"\r\n")
+                    self.wfile.flush()
+            self.wfile.write(b"0\r\n\r\n")
+            self.wfile.flush()
+        except (BrokenPipeError, ConnectionResetError):
+            self.close_connection = True  # the client left; an unfinished turn is not stored
+        return response.status
+
+    def _json(self, status: HTTPStatus, payload: dict[str, Any]) -> int:
+        body = json.dumps(payload).encode()
+        self._write(status.value, {"Content-Type": "application/json"}, body)
+        return status.value
+
+    def _error(
+        self,
+        status: HTTPStatus,
+        code: str,
+        message: str,
+        headers: dict[str, str] | None = None,
+    ) -> int:
+        body = json.dumps({"error": {"code": code, "message": message}}).encode()
+        self._write(status.value, {"Content-Type": "application/json", **(headers or {})}, body)
+        return status.value
+
+    def _write(self, status: int, headers: dict[str, str], body: bytes) -> None:
+        self._responded = True
+        self.send_response(status)
+        for name, value in headers.items():
+            if name.lower() not in ("content-length", "connection"):
+                self.send_header(name, value)
+        self.send_header("Content-Length", str(len(body)))
+        if self.close_connection:
+            self.send_header("Connection", "close")
+        self.end_headers()
+        self.wfile.write(body)
+
+
+class StreamServer:
+    """A threaded HTTP server for the Lambda Web Adapter, on one host and port."""
+
+    def __init__(self, host: str, port: int, verifier: TokenVerifier) -> None:
+        handler = type("BoundStreamHandler", (_StreamHandler,), {"verifier": verifier})
+        self._httpd = ThreadingHTTPServer((host, port), handler)
+        self._httpd.daemon_threads = True
+        self._thread: threading.Thread | None = None
+
+    @property
+    def port(self) -> int:
+        return int(self._httpd.server_address[1])
+
+    @property
+    def url(self) -> str:
+        return f"http://{self._httpd.server_address[0]!s}:{self.port}"
+
+    def serve_forever(self) -> None:
+        self._httpd.serve_forever(poll_interval=0.2)
+
+    def start(self) -> None:
+        """Serve from a background thread (tests)."""
+        self._thread = threading.Thread(
+            target=self.serve_forever, name="chatmemory-stream", daemon=True
+        )
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._httpd.shutdown()
+        self._httpd.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+
+
+def main() -> None:
+    """Serve until the execution environment ends (run.sh execs this)."""
+    settings = Settings.from_env()
+    if not settings.jwt_issuer or not settings.jwt_audiences:
+        raise SystemExit(
+            "CHATMEMORY_JWT_ISSUER and CHATMEMORY_JWT_AUDIENCE are required: "
+            "this endpoint verifies bearer tokens itself"
+        )
+    # Requests without a turn publish no metrics; that is expected, not worth a warning.
+    warnings.filterwarnings("ignore", message="No application metrics to publish")
+    use_container(Container(settings))
+    verifier = JwksVerifier(settings.jwt_issuer, settings.jwt_audiences)
+    server = StreamServer(HOST, settings.stream_port, verifier)
+    logger.info("stream server listening", extra={"port": server.port})
+    server.serve_forever()
+
+
+if __name__ == "__main__":
+    main()

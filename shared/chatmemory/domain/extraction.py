@@ -1,0 +1,281 @@
+"""What the background extractor may propose, and the write filter that code enforces.
+
+Seed 002: "the write filter matters more than the search". A candidate is kept only if it
+is durable, about the user, useful later — and the rules code can check are checked in
+code, whatever the model said: only the user's own statements (never pasted or quoted
+text, never the assistant's words), importance ≥ 3, no secrets, sensitive categories only
+when the user asked, and a daily cap of new memories per user.
+"""
+
+from __future__ import annotations
+
+import re
+import uuid
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from enum import StrEnum
+from typing import Any
+
+from chatmemory.domain import rules
+from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.ids import CHATMEMORY_NAMESPACE
+from chatmemory.domain.memory import Kind, StatedBy
+from chatmemory.domain.secrets import find_secret
+from chatmemory.domain.time import require_utc
+
+IMPORTANCE_FLOOR = 3
+DAILY_CAP = 12
+MAX_CANDIDATES = 12
+SENSITIVE_CATEGORIES = frozenset(
+    {"health", "religion", "politics", "sexuality", "ethnicity", "criminal", "biometrics", "union"}
+)
+# A message this long, or shaped like a document, is material the user brought, not
+# something they said about themselves (seed 002: pasted text cannot plant a memory).
+PASTED_CHARS = 1200
+_PASTED_SHAPES = re.compile(
+    r"```|^\s*>|^\s*(?:#{1,6} |[-*] |\d+\. )|https?://|\b(?:the user|the assistant|ai model|"
+    r"system prompt|as an ai)\b",
+    re.IGNORECASE | re.MULTILINE,
+)
+_ASKED_TO_REMEMBER = re.compile(
+    r"\b(?:remember|don't forget|do not forget|keep in mind|note that|save that)\b", re.IGNORECASE
+)
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptLine:
+    """One message of the slice the extractor reads; its id is what evidence points to."""
+
+    message_id: str
+    role: str  # "user" | "assistant"
+    content: str
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One proposed memory: a standalone sentence, with where it came from."""
+
+    text: str
+    category: str
+    kind: Kind
+    importance: int
+    stated_by: StatedBy
+    evidence: tuple[str, ...]
+    key: str | None = None
+    valid_from: datetime | None = None
+    valid_until: datetime | None = None
+    uses: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        rules.text("text", self.text, rules.EXTRACTED_TEXT_MAX)
+        rules.category(self.category)
+        object.__setattr__(self, "kind", Kind(self.kind))
+        object.__setattr__(self, "stated_by", StatedBy(self.stated_by))
+        rules.int_range("importance", self.importance, 1, 10)
+        if not self.evidence:
+            raise InvalidField("evidence", "a candidate points to the messages it came from")
+        object.__setattr__(self, "evidence", rules.id_tuple("evidence", self.evidence))
+        if self.key is not None:
+            rules.key(self.key)
+        for name in ("valid_from", "valid_until"):
+            value = getattr(self, name)
+            if value is not None:
+                object.__setattr__(self, name, require_utc(name, value))
+        if self.valid_from and self.valid_until and self.valid_until <= self.valid_from:
+            raise InvalidField("valid_until", "must come after valid_from")
+        uses = tuple(str(use).strip()[:80] for use in self.uses if str(use).strip())[:6]
+        object.__setattr__(self, "uses", uses)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "text": self.text,
+            "category": self.category,
+            "kind": self.kind.value,
+            "importance": self.importance,
+            "stated_by": self.stated_by.value,
+            "evidence": list(self.evidence),
+            "key": self.key,
+            "valid_from": self.valid_from.isoformat() if self.valid_from else None,
+            "valid_until": self.valid_until.isoformat() if self.valid_until else None,
+            "uses": list(self.uses),
+        }
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> Candidate:
+        def when(name: str) -> datetime | None:
+            value = data.get(name)
+            return datetime.fromisoformat(value) if value else None
+
+        return cls(
+            text=str(data["text"]),
+            category=str(data.get("category") or rules.DEFAULT_CATEGORY),
+            kind=Kind(str(data.get("kind") or Kind.FACT.value)),
+            importance=int(data.get("importance") or 5),
+            stated_by=StatedBy(str(data.get("stated_by") or StatedBy.USER.value)),
+            evidence=tuple(str(e) for e in data.get("evidence") or ()),
+            key=str(data["key"]) if data.get("key") else None,
+            valid_from=when("valid_from"),
+            valid_until=when("valid_until"),
+            uses=tuple(str(u) for u in data.get("uses") or ()),
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionInput:
+    """What the extractor reads: the new slice, what is already known, and today's date."""
+
+    transcript: tuple[TranscriptLine, ...]
+    profile: str
+    known: tuple[str, ...]  # the nearest existing memories, so it extracts what is new
+    today: date
+
+
+class Dropped(StrEnum):
+    NOT_THE_USERS_WORDS = "not_the_users_words"
+    PASTED_OR_QUOTED = "pasted_or_quoted"
+    BELOW_IMPORTANCE = "below_importance"
+    SECRET = "secret"  # noqa: S105 - a reason code, not a secret
+    SENSITIVE_NOT_ASKED = "sensitive_not_asked"
+    DAILY_CAP = "daily_cap"
+    DUPLICATE = "duplicate"
+
+
+@dataclass(frozen=True, slots=True)
+class Filtered:
+    kept: tuple[Candidate, ...]
+    dropped: tuple[tuple[Candidate, Dropped], ...] = field(default=())
+
+
+def looks_pasted(content: str) -> bool:
+    """Material the user brought (a document, code, a quote, a web page), not self-report."""
+    return len(content) > PASTED_CHARS or bool(_PASTED_SHAPES.search(content))
+
+
+def asked_to_remember(content: str) -> bool:
+    return bool(_ASKED_TO_REMEMBER.search(content))
+
+
+def filter_candidates(
+    candidates: Sequence[Candidate],
+    transcript: Sequence[TranscriptLine],
+    *,
+    created_today: int,
+    daily_cap: int = DAILY_CAP,
+) -> Filtered:
+    """Apply the write filter's code rules; what survives may still be routed to NONE."""
+    lines = {line.message_id: line for line in transcript}
+    kept: list[Candidate] = []
+    dropped: list[tuple[Candidate, Dropped]] = []
+    seen: set[str] = set()
+    room = max(0, daily_cap - created_today)
+    for candidate in candidates[:MAX_CANDIDATES]:
+        sources = [lines[m] for m in candidate.evidence if m in lines and lines[m].role == "user"]
+        reason: Dropped | None = None
+        if not sources:
+            reason = Dropped.NOT_THE_USERS_WORDS
+        elif all(looks_pasted(line.content) for line in sources):
+            reason = Dropped.PASTED_OR_QUOTED
+        elif candidate.importance < IMPORTANCE_FLOOR:
+            reason = Dropped.BELOW_IMPORTANCE
+        elif find_secret(candidate.text) or any(find_secret(s.content) for s in sources):
+            reason = Dropped.SECRET
+        elif candidate.category in SENSITIVE_CATEGORIES and not any(
+            asked_to_remember(s.content) for s in sources
+        ):
+            reason = Dropped.SENSITIVE_NOT_ASKED
+        elif candidate.text.casefold() in seen:
+            reason = Dropped.DUPLICATE
+        elif len(kept) >= room:
+            reason = Dropped.DAILY_CAP
+        if reason is None:
+            seen.add(candidate.text.casefold())
+            kept.append(candidate)
+        else:
+            dropped.append((candidate, reason))
+    return Filtered(tuple(kept), tuple(dropped))
+
+
+def run_id_for(user_id: str, conversation_id: str, upto_seq: int) -> str:
+    """The same slice of the same conversation is always the same run (idempotent steps)."""
+    name = "\x1f".join(("run", user_id, conversation_id, str(upto_seq)))
+    return "run_" + uuid.uuid5(CHATMEMORY_NAMESPACE, name).hex
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ExtractionRun:
+    """One pass of the write pipeline over a conversation's new messages.
+
+    The steps hand each other this record's id, never a transcript: the candidates live
+    here (with a short shelf life) instead of in the workflow's payloads and logs.
+    """
+
+    user_id: str
+    run_id: str
+    conversation_id: str
+    persona: str
+    from_seq: int
+    upto_seq: int
+    created_at: datetime
+    expires_at: datetime
+    candidates: tuple[Candidate, ...] = ()
+    dropped: Mapping[str, int] = field(default_factory=dict)  # reason → how many
+    routed_at: datetime | None = None
+    written: tuple[str, ...] = ()  # memory ids written or changed by routing
+    profile_affected: bool = False
+    notice_id: str | None = None
+    failure: str | None = None  # the error kind of a failed run (never text)
+
+    def __post_init__(self) -> None:
+        rules.user_id(self.user_id)
+        rules.opaque_id("run_id", self.run_id)
+        rules.opaque_id("conversation_id", self.conversation_id)
+        rules.persona(self.persona)
+        rules.int_range("from_seq", self.from_seq, 0)
+        rules.int_range("upto_seq", self.upto_seq, self.from_seq)
+        for name in ("created_at", "expires_at"):
+            object.__setattr__(self, name, require_utc(name, getattr(self, name)))
+        if self.routed_at is not None:
+            object.__setattr__(self, "routed_at", require_utc("routed_at", self.routed_at))
+        object.__setattr__(self, "written", rules.id_tuple("written", self.written))
+
+
+def run_to_json(run: ExtractionRun) -> dict[str, Any]:
+    """A run as plain JSON, for stores that keep it as one document."""
+    return {
+        "user_id": run.user_id,
+        "run_id": run.run_id,
+        "conversation_id": run.conversation_id,
+        "persona": run.persona,
+        "from_seq": run.from_seq,
+        "upto_seq": run.upto_seq,
+        "created_at": run.created_at.isoformat(),
+        "expires_at": run.expires_at.isoformat(),
+        "candidates": [candidate.to_json() for candidate in run.candidates],
+        "dropped": dict(run.dropped),
+        "routed_at": run.routed_at.isoformat() if run.routed_at else None,
+        "written": list(run.written),
+        "profile_affected": run.profile_affected,
+        "notice_id": run.notice_id,
+        "failure": run.failure,
+    }
+
+
+def run_from_json(data: Mapping[str, Any]) -> ExtractionRun:
+    return ExtractionRun(
+        user_id=str(data["user_id"]),
+        run_id=str(data["run_id"]),
+        conversation_id=str(data["conversation_id"]),
+        persona=str(data["persona"]),
+        from_seq=int(data["from_seq"]),
+        upto_seq=int(data["upto_seq"]),
+        created_at=datetime.fromisoformat(data["created_at"]),
+        expires_at=datetime.fromisoformat(data["expires_at"]),
+        candidates=tuple(Candidate.from_json(c) for c in data.get("candidates") or ()),
+        dropped={str(k): int(v) for k, v in (data.get("dropped") or {}).items()},
+        routed_at=datetime.fromisoformat(data["routed_at"]) if data.get("routed_at") else None,
+        written=tuple(str(m) for m in data.get("written") or ()),
+        profile_affected=bool(data.get("profile_affected")),
+        notice_id=data.get("notice_id"),
+        failure=data.get("failure"),
+    )

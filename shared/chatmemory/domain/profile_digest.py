@@ -1,0 +1,62 @@
+"""The profile: a ≤ 300-token digest of the most stable memories, built without a model.
+
+Seed 002: stated facts, and inferred ones only once seen twice (a friend's vegetarian
+meal does not make the user vegetarian). Stable kinds first (facts, preferences,
+relationships), by importance, then how recently they were said. `built_from` records
+exactly which memories it holds, so a change to one of them triggers a rebuild and a
+deletion can tell whether the profile must be withheld until it is rebuilt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
+from chatmemory.domain.profile import PROFILE_TOKEN_BUDGET
+from chatmemory.domain.tokens import estimate_tokens
+
+STABLE_KINDS = frozenset({Kind.FACT, Kind.PREFERENCE, Kind.RELATIONSHIP})
+SEEN_TWICE = 2
+MIN_IMPORTANCE = 4
+
+
+@dataclass(frozen=True, slots=True)
+class Digest:
+    text: str
+    built_from: tuple[str, ...]
+    tokens: int
+
+
+def times_seen(memory: Memory) -> int:
+    seen = memory.meta.get("seen", 1)
+    return seen if isinstance(seen, int) else 1
+
+
+def qualifies(memory: Memory) -> bool:
+    """May this memory shape the profile?"""
+    return (
+        memory.status is Status.ACTIVE
+        and memory.kind in STABLE_KINDS
+        and memory.importance >= MIN_IMPORTANCE
+        and memory.valid_until is None  # a shelf life is the opposite of stable
+        and (memory.stated_by is StatedBy.USER or times_seen(memory) >= SEEN_TWICE)
+    )
+
+
+def build_digest(memories: Sequence[Memory], budget: int = PROFILE_TOKEN_BUDGET) -> Digest:
+    """The digest within the token budget; the most important facts first."""
+    chosen = sorted(
+        (m for m in memories if qualifies(m)),
+        key=lambda m: (-m.importance, -m.created_at.timestamp(), m.memory_id),
+    )
+    lines: list[str] = []
+    built_from: list[str] = []
+    for memory in chosen:
+        line = f"- {memory.text}"
+        if estimate_tokens("\n".join([*lines, line])) > budget:
+            continue  # a shorter, less important fact may still fit
+        lines.append(line)
+        built_from.append(memory.memory_id)
+    text = "\n".join(lines)
+    return Digest(text=text, built_from=tuple(built_from), tokens=estimate_tokens(text))

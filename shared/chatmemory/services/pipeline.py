@@ -1,0 +1,444 @@
+"""The write pipeline's steps: extract → route → (rebuild the profile) → notify.
+
+Each step is a service call a Lambda (or the local runner) makes with ids only; each is
+idempotent — a run's id comes from the conversation and the slice it reads, its
+candidates live on the run, memory ids come from the run, and every write is
+conditional — so a retried or repeated step changes nothing. Two model calls per idle
+session at most: one extraction, one routing call for all candidates.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import uuid
+from collections.abc import Callable, Sequence
+from datetime import UTC, datetime, time, timedelta
+from typing import Any
+
+from chatmemory.domain import rules
+from chatmemory.domain.errors import (
+    ConcurrentChange,
+    MemoryDisabled,
+    MemoryNotFound,
+    ModelRefused,
+)
+from chatmemory.domain.events import Actor
+from chatmemory.domain.extraction import (
+    Candidate,
+    ExtractionInput,
+    ExtractionRun,
+    TranscriptLine,
+    filter_candidates,
+    run_id_for,
+)
+from chatmemory.domain.ids import (
+    CHATMEMORY_NAMESPACE,
+    memory_id_for,
+    normalise_for_identity,
+)
+from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.notice import Notice
+from chatmemory.domain.profile import Profile
+from chatmemory.domain.profile_digest import build_digest, qualifies
+from chatmemory.domain.routing import Action, Neighbour, Resolved, numbered, resolve
+from chatmemory.ports import (
+    Clock,
+    Embedder,
+    MemoryQuery,
+    Model,
+    PipelineStarter,
+    RoutingCase,
+    Store,
+    VectorIndex,
+)
+from chatmemory.services.memories import MemoryService
+
+log = logging.getLogger(__name__)
+
+RUN_SHELF_LIFE = timedelta(days=7)
+KNOWN_FOR_EXTRACTION = 15  # existing memories shown to the extractor, nearest first
+NEIGHBOURS = 5  # per candidate, by cosine (seed 000: top 5 ≥ 0.6)
+NEIGHBOUR_FLOOR = 0.6
+
+
+class WritePipeline:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        *,
+        model: Model | Callable[[], Model],
+        memories: MemoryService | Callable[[], MemoryService],
+        embedder: Embedder | Callable[[], Embedder],
+        index: VectorIndex | Callable[[], VectorIndex],
+    ) -> None:
+        """Heavy collaborators may be given as factories: a step builds only what it uses
+        (RebuildProfile and Notify never load a model or open the vector collection)."""
+        self._store = store
+        self._clock = clock
+        self._parts: dict[str, Any] = {
+            "model": model,
+            "memories": memories,
+            "embedder": embedder,
+            "index": index,
+        }
+
+    def _part(self, name: str) -> Any:
+        part = self._parts[name]
+        if callable(part) and not isinstance(part, Model | MemoryService | Embedder | VectorIndex):
+            part = self._parts[name] = part()
+        return part
+
+    @property
+    def _model(self) -> Model:
+        model: Model = self._part("model")
+        return model
+
+    @property
+    def _memories(self) -> MemoryService:
+        memories: MemoryService = self._part("memories")
+        return memories
+
+    @property
+    def _embedder(self) -> Embedder:
+        embedder: Embedder = self._part("embedder")
+        return embedder
+
+    @property
+    def _index(self) -> VectorIndex:
+        index: VectorIndex = self._part("index")
+        return index
+
+    def use_model(self, model: Model) -> None:
+        """Swap the model (the benchmark measures what Claude would be sent)."""
+        self._parts["model"] = model
+
+    # ---- extract ------------------------------------------------------------------------
+
+    def extract(self, user_id: str, conversation_id: str, upto_seq: int) -> dict[str, Any]:
+        """Read the conversation's new messages up to `upto_seq` and keep the candidates
+        that pass the write filter on a run."""
+        run_id = run_id_for(user_id, conversation_id, upto_seq)
+        existing = self._store.get_extraction_run(user_id, run_id)
+        if existing is not None:
+            return self._extracted(existing)
+        conversation = self._store.get_conversation(user_id, conversation_id)
+        if conversation is None or conversation.extracted_upto_seq >= upto_seq:
+            return {
+                "user_id": user_id,
+                "run_id": run_id,
+                "persona": rules.DEFAULT_PERSONA,
+                "candidates": 0,
+            }
+        persona = conversation.persona
+        skip = conversation.temporary or not self._store.get_settings(user_id).allows(persona)
+        slice_ = (
+            []
+            if skip
+            else self._store.list_messages(
+                user_id,
+                conversation_id,
+                after_seq=conversation.extracted_upto_seq,
+                upto_seq=upto_seq,
+            )
+        )
+        transcript = tuple(
+            TranscriptLine(message.message_id, message.role.value, message.content)
+            for message in slice_
+        )
+        kept: tuple[Candidate, ...] = ()
+        dropped: dict[str, int] = {}
+        if any(line.role == "user" for line in transcript):
+            try:
+                proposed = self._model.extract(
+                    ExtractionInput(
+                        transcript=transcript,
+                        profile=self._profile_text(user_id, persona),
+                        known=self._known(user_id, persona, transcript),
+                        today=self._clock.now().date(),
+                    )
+                )
+            except ModelRefused:
+                # The same slice would be refused again every day: read it and move on.
+                proposed, dropped["refused"] = [], 1
+            filtered = filter_candidates(
+                proposed, transcript, created_today=self._created_today(user_id)
+            )
+            kept = filtered.kept
+            for _, reason in filtered.dropped:
+                dropped[reason.value] = dropped.get(reason.value, 0) + 1
+        now = self._clock.now()
+        run = ExtractionRun(
+            user_id=user_id,
+            run_id=run_id,
+            conversation_id=conversation_id,
+            persona=persona,
+            from_seq=conversation.extracted_upto_seq,
+            upto_seq=upto_seq,
+            created_at=now,
+            expires_at=now + RUN_SHELF_LIFE,
+            candidates=kept,
+            dropped=dropped,
+        )
+        if not self._store.put_extraction_run(run, only_if_new=True):
+            # Another try of this step got there first: its candidates are the run's.
+            earlier = self._store.get_extraction_run(user_id, run_id)
+            return self._extracted(earlier or run)
+        if not kept:  # nothing to route: the slice has been read
+            self._advance(run)
+        return self._extracted(run)
+
+    def _extracted(self, run: ExtractionRun) -> dict[str, Any]:
+        return {
+            "user_id": run.user_id,
+            "run_id": run.run_id,
+            "persona": run.persona,
+            "candidates": len(run.candidates),
+        }
+
+    def _profile_text(self, user_id: str, persona: str) -> str:
+        profile = self._store.get_profile(user_id, persona)
+        return profile.text if profile else ""
+
+    def _known(
+        self, user_id: str, persona: str, transcript: Sequence[TranscriptLine]
+    ) -> tuple[str, ...]:
+        """What is already remembered near what was said, so the extractor adds what is new."""
+        said = " ".join(line.content for line in transcript if line.role == "user")[-2000:]
+        try:
+            hits = self._index.search(
+                user_id, self._embedder.embed([said])[0], k=KNOWN_FOR_EXTRACTION, persona=persona
+            )
+        except Exception as exc:  # the extractor can do without; it may then repeat a fact
+            log.warning("known memories unavailable", extra={"error_type": type(exc).__name__})
+            return ()
+        rows = self._store.get_memories(user_id, [hit.memory_id for hit in hits])
+        return tuple(memory.text for memory in rows if memory.status is Status.ACTIVE)
+
+    def _created_today(self, user_id: str) -> int:
+        start = datetime.combine(self._clock.now().date(), time(), tzinfo=UTC)
+        page = self._store.list_memories(
+            user_id, MemoryQuery(status=None, created_after=start), limit=100
+        )
+        return len(page.items)
+
+    # ---- route --------------------------------------------------------------------------
+
+    def route(self, user_id: str, run_id: str) -> dict[str, Any]:
+        """Decide ADD · UPDATE · CLOSE · NONE for each candidate (one model call) and apply."""
+        run = self._store.get_extraction_run(user_id, run_id)
+        if run is None:
+            return {
+                "user_id": user_id,
+                "run_id": run_id,
+                "persona": rules.DEFAULT_PERSONA,
+                "written": 0,
+                "profile_affected": False,
+            }
+        if run.routed_at is not None:
+            return self._routed(run)
+        cases = [RoutingCase(c, tuple(self._neighbours(run, c))) for c in run.candidates]
+        decisions = self._model.route(cases) if cases else []
+        written: list[str] = []
+        changed: list[Memory] = []
+        for index, (case, decision) in enumerate(zip(cases, decisions, strict=True)):
+            resolved = resolve(decision, case.neighbours, case.candidate.stated_by)
+            if resolved.note:
+                log.info("routing decision changed", extra={"note": resolved.note})
+            outcome = self._apply(run, index, case, resolved)
+            if outcome is not None:
+                written.append(outcome.memory_id)
+                changed.append(outcome)
+        routed = dataclasses.replace(
+            run,
+            routed_at=self._clock.now(),
+            written=tuple(written),
+            profile_affected=self._profile_affected(run, changed),
+        )
+        self._store.put_extraction_run(routed)
+        self._advance(routed)
+        return self._routed(routed)
+
+    def _routed(self, run: ExtractionRun) -> dict[str, Any]:
+        return {
+            "user_id": run.user_id,
+            "run_id": run.run_id,
+            "persona": run.persona,
+            "written": len(run.written),
+            "profile_affected": run.profile_affected,
+        }
+
+    def _neighbours(self, run: ExtractionRun, candidate: Candidate) -> list[Neighbour]:
+        """Its nearest memories (cosine ≥ 0.6, top 5) and every memory with the same key."""
+        chosen: dict[str, Memory] = {}
+        try:
+            vector = self._embedder.embed([candidate.text])[0]
+            hits = self._index.search(run.user_id, vector, k=NEIGHBOURS, persona=run.persona)
+            near = [hit.memory_id for hit in hits if (hit.said or hit.score) >= NEIGHBOUR_FLOOR]
+            chosen.update((m.memory_id, m) for m in self._store.get_memories(run.user_id, near))
+        except Exception as exc:  # same-key rows still guard the obvious conflicts
+            log.warning("neighbour search failed", extra={"error_type": type(exc).__name__})
+        if candidate.key:
+            for memory in self._store.iter_memories(run.user_id, MemoryQuery(persona=run.persona)):
+                if memory.key == candidate.key:
+                    chosen.setdefault(memory.memory_id, memory)
+        active = [m for m in chosen.values() if m.status is Status.ACTIVE]
+        return numbered(sorted(active, key=lambda m: m.created_at, reverse=True)[: NEIGHBOURS + 3])
+
+    def _apply(
+        self, run: ExtractionRun, index: int, case: RoutingCase, resolved: Resolved
+    ) -> Memory | None:
+        candidate = case.candidate
+        try:
+            if resolved.action is Action.ADD:
+                memory = self._new_memory(run, index, candidate, supersedes=None)
+                self._memories.add_extracted(memory)
+                return memory
+            if resolved.action is Action.UPDATE and resolved.target is not None:
+                memory = self._new_memory(
+                    run, index, candidate, supersedes=resolved.target.memory_id
+                )
+                return self._memories.supersede(resolved.target, memory, actor=Actor.EXTRACTOR)
+            if resolved.action is Action.CLOSE and resolved.target is not None:
+                return self._memories.close(resolved.target, actor=Actor.EXTRACTOR)
+            same = next(
+                (n.memory for n in case.neighbours if _same_fact(n.memory, candidate)), None
+            )
+            if same is not None and candidate.evidence[0] not in same.evidence:
+                self._memories.seen_again(same, candidate.evidence)
+        except (ConcurrentChange, MemoryNotFound):
+            # Already applied by an earlier try of this step, or the memory moved on.
+            return None
+        except MemoryDisabled:
+            return None
+        return None
+
+    def _new_memory(
+        self, run: ExtractionRun, index: int, candidate: Candidate, *, supersedes: str | None
+    ) -> Memory:
+        now = self._clock.now()
+        identity = f"extract:{run.run_id}:{index}:{normalise_for_identity(candidate.text)}"
+        meta: dict[str, Any] = {"uses": list(candidate.uses)} if candidate.uses else {}
+        return Memory(
+            user_id=run.user_id,
+            memory_id=memory_id_for(run.user_id, run.persona, identity),
+            text=candidate.text,
+            created_at=now,
+            updated_at=now,
+            persona=run.persona,
+            room_id=run.conversation_id,
+            kind=candidate.kind,
+            category=candidate.category,
+            key=candidate.key,
+            importance=candidate.importance,
+            stated_by=candidate.stated_by,
+            valid_from=candidate.valid_from,
+            valid_until=candidate.valid_until
+            if candidate.valid_until is None or candidate.valid_until > now
+            else None,
+            supersedes=supersedes,
+            evidence=candidate.evidence,
+            source_message_id=candidate.evidence[0],
+            meta=meta,
+        )
+
+    def _profile_affected(self, run: ExtractionRun, changed: Sequence[Memory]) -> bool:
+        """Did anything change that the profile is (or should be) built from?"""
+        profile = self._store.get_profile(run.user_id, run.persona)
+        built_from = set(profile.built_from) if profile else set()
+        return any(
+            memory.memory_id in built_from
+            or (memory.supersedes is not None and memory.supersedes in built_from)
+            or qualifies(memory)
+            for memory in changed
+        )
+
+    def _advance(self, run: ExtractionRun) -> None:
+        self._store.advance_extraction(
+            run.user_id, run.conversation_id, upto_seq=run.upto_seq, expected_upto_seq=run.from_seq
+        )
+
+    # ---- profile and notice -------------------------------------------------------------
+
+    def rebuild_profile(self, user_id: str, persona: str) -> dict[str, Any]:
+        """Rebuild the digest from the active memories; unchanged digests are not rewritten."""
+        memories = list(self._store.iter_memories(user_id, MemoryQuery(persona=persona)))
+        digest = build_digest(memories)
+        current = self._store.get_profile(user_id, persona)
+        if current and current.built_from == digest.built_from and current.text == digest.text:
+            return {"rebuilt": False}
+        self._store.put_profile(
+            Profile(
+                user_id=user_id,
+                persona=persona,
+                text=digest.text,
+                token_count=digest.tokens,
+                built_from=digest.built_from,
+                rebuilt_at=self._clock.now(),
+            )
+        )
+        return {"rebuilt": True}
+
+    def notify(self, user_id: str, run_id: str) -> dict[str, Any]:
+        """One notice per conversation per run: "noted: … · undo"."""
+        run = self._store.get_extraction_run(user_id, run_id)
+        if run is None or run.notice_id is not None:
+            return {"notice_id": run.notice_id if run else None}
+        new_rows = [
+            memory
+            for memory in self._store.get_memories(user_id, list(run.written))
+            if memory.status is Status.ACTIVE
+        ]
+        if not new_rows:
+            return {"notice_id": None}
+        notice_id = "ntc_" + uuid.uuid5(CHATMEMORY_NAMESPACE, f"notice:{run.run_id}").hex
+        self._store.add_notice(
+            Notice(
+                user_id=user_id,
+                notice_id=notice_id,
+                text="noted: " + " · ".join(memory.text for memory in new_rows),
+                memory_ids=tuple(memory.memory_id for memory in new_rows),
+                created_at=self._clock.now(),
+                persona=run.persona,
+                conversation_id=run.conversation_id,
+            )
+        )
+        self._store.put_extraction_run(dataclasses.replace(run, notice_id=notice_id))
+        return {"notice_id": notice_id}
+
+    def record_failure(
+        self, user_id: str, run_id: str | None, error: str, cause: str = ""
+    ) -> dict[str, Any]:
+        """Keep the error's kind on the run (never its text, which may quote the user)."""
+        kind = error[:80] or "Unknown"
+        log.error("write pipeline failed", extra={"error_type": kind})
+        run = self._store.get_extraction_run(user_id, run_id) if run_id else None
+        if run is not None:
+            self._store.put_extraction_run(dataclasses.replace(run, failure=kind))
+        return {"recorded": run is not None, "error": kind}
+
+
+class InProcessPipeline(PipelineStarter):
+    """Runs the same steps, in the same order as the state machine, in this process."""
+
+    def __init__(self, pipeline: WritePipeline) -> None:
+        self._pipeline = pipeline
+
+    def start_write(self, user_id: str, conversation_id: str, upto_seq: int) -> bool:
+        extracted = self._pipeline.extract(user_id, conversation_id, upto_seq)
+        run_id = extracted["run_id"]
+        try:
+            if extracted["candidates"]:
+                routed = self._pipeline.route(user_id, run_id)
+                if routed["profile_affected"]:
+                    self._pipeline.rebuild_profile(user_id, routed["persona"])
+                self._pipeline.notify(user_id, run_id)
+        except Exception as exc:  # the state machine's Catch: record, then give up
+            self._pipeline.record_failure(user_id, run_id, type(exc).__name__)
+            raise
+        return True
+
+
+def _same_fact(memory: Memory, candidate: Candidate) -> bool:
+    return normalise_for_identity(memory.text) == normalise_for_identity(candidate.text)

@@ -1,0 +1,243 @@
+"""Bearer tokens behind the Function URL: verified like the HTTP API's JWT authorizer would."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import hmac
+import json
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import jwt
+import pytest
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec, rsa
+
+from chatmemory.aws.jwks import InvalidToken, JwksVerifier, KeysUnavailable
+
+ISSUER = "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_TESTPOOL"
+AUDIENCES = ("web-client", "mobile-client")
+KID = "test-key-1"
+
+
+class Issuer:
+    """An identity provider in miniature: its signing key, its JWKS, and the tokens it mints."""
+
+    def __init__(self) -> None:
+        self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        self.fetches = 0
+
+    def jwks(self) -> dict[str, Any]:
+        self.fetches += 1
+        public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
+        return {"keys": [{**public, "kid": KID, "alg": "RS256", "use": "sig"}]}
+
+    def token(self, *, key: Any = None, kid: str = KID, **overrides: Any) -> str:
+        return jwt.encode(
+            claims(**overrides), key or self.key, algorithm="RS256", headers={"kid": kid}
+        )
+
+    def public_pem(self) -> bytes:
+        return self.key.public_key().public_bytes(
+            serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo
+        )
+
+
+def claims(**overrides: Any) -> dict[str, Any]:
+    now = datetime.now(UTC)
+    values: dict[str, Any] = {
+        "sub": "user-123",
+        "iss": ISSUER,
+        "aud": AUDIENCES[0],
+        "iat": now,
+        "exp": now + timedelta(minutes=5),
+    }
+    values.update(overrides)
+    return {name: value for name, value in values.items() if value is not None}
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode()
+
+
+def unsigned_or_hmac_token(alg: str, payload: dict[str, Any], secret: bytes = b"") -> str:
+    """A token PyJWT would refuse to mint: `none`, or HS256 keyed with a public key's PEM."""
+    header = _b64(json.dumps({"alg": alg, "typ": "JWT", "kid": KID}).encode())
+    body = _b64(json.dumps(payload, default=lambda d: int(d.timestamp())).encode())
+    signing_input = f"{header}.{body}".encode()
+    if alg == "none":
+        return f"{header}.{body}."
+    signature = hmac.new(secret, signing_input, hashlib.sha256).digest()
+    return f"{header}.{body}.{_b64(signature)}"
+
+
+@pytest.fixture
+def issuer() -> Issuer:
+    return Issuer()
+
+
+@pytest.fixture
+def verifier(issuer: Issuer) -> JwksVerifier:
+    return JwksVerifier(ISSUER, AUDIENCES, fetch_jwks=issuer.jwks)
+
+
+def test_a_valid_token_gives_its_claims(issuer: Issuer, verifier: JwksVerifier) -> None:
+    verified = verifier.verify(issuer.token())
+
+    assert verified["sub"] == "user-123"
+    assert verified["iss"] == ISSUER
+
+
+def test_any_configured_audience_is_accepted(issuer: Issuer, verifier: JwksVerifier) -> None:
+    assert verifier.verify(issuer.token(aud=AUDIENCES[1]))["sub"] == "user-123"
+    assert verifier.verify(issuer.token(aud=["someone-else", AUDIENCES[1]]))["sub"] == "user-123"
+
+
+def test_an_access_token_without_aud_is_checked_by_its_client_id(
+    issuer: Issuer, verifier: JwksVerifier
+) -> None:
+    # Cognito access tokens carry client_id and no aud; API Gateway checks client_id then.
+    assert verifier.verify(issuer.token(aud=None, client_id=AUDIENCES[0]))["sub"] == "user-123"
+    with pytest.raises(InvalidToken):
+        verifier.verify(issuer.token(aud=None, client_id="another-app"))
+    with pytest.raises(InvalidToken):
+        verifier.verify(issuer.token(aud=None))
+
+
+def test_client_id_does_not_rescue_a_wrong_aud(issuer: Issuer, verifier: JwksVerifier) -> None:
+    with pytest.raises(InvalidToken):
+        verifier.verify(issuer.token(aud="another-app", client_id=AUDIENCES[0]))
+
+
+def test_the_keys_are_fetched_once_and_reused(issuer: Issuer, verifier: JwksVerifier) -> None:
+    verifier.verify(issuer.token())
+    verifier.verify(issuer.token(sub="user-456"))
+
+    assert issuer.fetches == 1
+
+
+def test_an_es256_token_is_refused_like_the_http_api_authorizer_does() -> None:
+    # Given an issuer key of a kind API Gateway's JWT authorizer does not accept (it takes RSA)
+    key = ec.generate_private_key(ec.SECP256R1())
+    public = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
+    verifier = JwksVerifier(
+        ISSUER, AUDIENCES, fetch_jwks=lambda: {"keys": [{**public, "kid": KID, "alg": "ES256"}]}
+    )
+
+    # When one of its tokens is verified
+    token = jwt.encode(claims(), key, algorithm="ES256", headers={"kid": KID})
+
+    # Then it is refused here too: both entry points follow the same rules
+    with pytest.raises(InvalidToken):
+        verifier.verify(token)
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [
+        {"exp": datetime.now(UTC) - timedelta(minutes=5)},
+        {"exp": None},
+        {"iss": "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_OTHERPOOL"},
+        {"iss": None},
+        {"aud": "another-app"},
+        {"aud": None},
+        {"sub": None},
+        {"sub": ""},
+        {"nbf": datetime.now(UTC) + timedelta(minutes=5)},
+    ],
+    ids=[
+        "expired",
+        "no expiry",
+        "wrong issuer",
+        "no issuer",
+        "wrong audience",
+        "no audience",
+        "no subject",
+        "empty subject",
+        "not yet valid",
+    ],
+)
+def test_a_token_with_bad_claims_is_rejected(
+    issuer: Issuer, verifier: JwksVerifier, overrides: dict[str, Any]
+) -> None:
+    with pytest.raises(InvalidToken):
+        verifier.verify(issuer.token(**overrides))
+
+
+def test_a_token_expired_within_the_leeway_is_still_accepted(
+    issuer: Issuer, verifier: JwksVerifier
+) -> None:
+    # Clocks drift; the default leeway is 30 s.
+    token = issuer.token(exp=datetime.now(UTC) - timedelta(seconds=10))
+
+    assert verifier.verify(token)["sub"] == "user-123"
+
+
+def test_a_token_signed_by_another_key_is_rejected(issuer: Issuer, verifier: JwksVerifier) -> None:
+    # Given a token that names the issuer's key id but was signed by someone else's key
+    impostor = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+
+    with pytest.raises(InvalidToken):
+        verifier.verify(issuer.token(key=impostor))
+
+
+def test_a_token_naming_an_unknown_key_is_rejected(issuer: Issuer, verifier: JwksVerifier) -> None:
+    with pytest.raises(InvalidToken):
+        verifier.verify(issuer.token(kid="not-a-published-key"))
+
+
+def test_a_tampered_token_is_rejected(issuer: Issuer, verifier: JwksVerifier) -> None:
+    # Given a valid token whose payload is swapped for another user's
+    header, _, signature = issuer.token().split(".")
+    forged_body = _b64(json.dumps(claims(sub="someone-else"), default=str).encode())
+
+    with pytest.raises(InvalidToken):
+        verifier.verify(f"{header}.{forged_body}.{signature}")
+
+
+def test_an_unsigned_token_is_rejected(verifier: JwksVerifier) -> None:
+    with pytest.raises(InvalidToken):
+        verifier.verify(unsigned_or_hmac_token("none", claims()))
+
+
+def test_an_hs256_token_keyed_with_the_public_key_is_rejected(
+    issuer: Issuer, verifier: JwksVerifier
+) -> None:
+    # The classic algorithm confusion: HMAC "signed" with the issuer's public key.
+    token = unsigned_or_hmac_token("HS256", claims(), secret=issuer.public_pem())
+
+    with pytest.raises(InvalidToken):
+        verifier.verify(token)
+    assert issuer.fetches == 0  # refused before any key was looked up
+
+
+@pytest.mark.parametrize("token", ["", "not-a-jwt", "a.b.c"])
+def test_a_malformed_token_is_rejected(verifier: JwksVerifier, token: str) -> None:
+    with pytest.raises(InvalidToken):
+        verifier.verify(token)
+
+
+def test_keys_that_cannot_be_fetched_are_not_the_tokens_fault(issuer: Issuer) -> None:
+    # Given an issuer whose JWKS endpoint is down
+    def unreachable() -> dict[str, Any]:
+        raise OSError("connection refused")
+
+    verifier = JwksVerifier(ISSUER, AUDIENCES, fetch_jwks=unreachable)
+
+    # Then a token cannot be judged: the caller hears "unavailable", not "invalid"
+    with pytest.raises(KeysUnavailable):
+        verifier.verify(issuer.token())
+
+
+def test_the_keys_are_looked_up_under_the_issuers_well_known_path() -> None:
+    verifier = JwksVerifier(ISSUER + "/", AUDIENCES)
+
+    assert verifier._keys.uri == ISSUER + "/.well-known/jwks.json"
+
+
+def test_a_verifier_needs_an_issuer_and_an_audience() -> None:
+    with pytest.raises(ValueError):
+        JwksVerifier(ISSUER, [])
+    with pytest.raises(ValueError):
+        JwksVerifier("", AUDIENCES)

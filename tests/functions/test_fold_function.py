@@ -1,0 +1,168 @@
+"""The fold Lambda, driven by SQS events shaped like events/fold/fold_job.json."""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatmemory.adapters.clock import ManualClock
+from chatmemory.adapters.offline_model import OfflineModel
+from chatmemory.config import Container, Settings, use_container
+from chatmemory.domain.conversation import Conversation
+from chatmemory.local.server import LocalLambdaContext
+from chatmemory.services.chat import ChatRequest, ChatResult
+from chatmemory.services.folding import FOLD_TURNS, WINDOW_TURNS
+from tests.support.functions import load_handler, sample_event
+
+USER = "user-123"
+
+
+@pytest.fixture
+def container(tmp_path: Path, clock: ManualClock) -> Iterator[Container]:
+    # No model key in the settings: the container picks the offline stand-in.
+    built = Container(Settings(state_dir=tmp_path, embedder="hashing"), clock)
+    use_container(built)
+    yield built
+    use_container(None)
+
+
+@pytest.fixture(scope="module")
+def handler() -> Any:
+    return load_handler("fold")
+
+
+def a_full_conversation(container: Container, clock: ManualClock) -> str:
+    """A conversation whose verbatim window is full: a fold is due (and queued, not run)."""
+    conversation_id: str | None = None
+    for turn in range(1, WINDOW_TURNS + 1):
+        message = f"Turn {turn}: let's keep planning my study schedule for topic {turn}."
+        request = ChatRequest(user_id=USER, message=message, conversation_id=conversation_id)
+        result = list(container.chat.turn(request))[-1]
+        assert isinstance(result, ChatResult)
+        conversation_id = result.conversation_id
+        clock.advance(timedelta(seconds=30))
+    assert conversation_id is not None
+    return conversation_id
+
+
+def fold_body(conversation_id: str, user_id: str = USER) -> str:
+    return json.dumps({"type": "fold", "user_id": user_id, "conversation_id": conversation_id})
+
+
+def sqs_event(*bodies: str) -> dict[str, Any]:
+    """An SQS event with one record per body, each shaped like the sample's record."""
+    template = sample_event("fold", "fold_job")["Records"][0]
+    records = []
+    for number, body in enumerate(bodies, start=1):
+        record = copy.deepcopy(template)
+        record["messageId"] = f"00000000-0000-4000-8000-{number:012d}"
+        record["body"] = body
+        record["md5OfBody"] = hashlib.md5(body.encode()).hexdigest()  # noqa: S324 - SQS's own checksum
+        records.append(record)
+    return {"Records": records}
+
+
+def invoke(handler: Any, event: dict[str, Any]) -> dict[str, Any]:
+    result: dict[str, Any] = handler(event, LocalLambdaContext(function_name="fold"))
+    return result
+
+
+def failed_ids(result: dict[str, Any]) -> list[str]:
+    return [failure["itemIdentifier"] for failure in result["batchItemFailures"]]
+
+
+def state(container: Container, conversation_id: str) -> Conversation:
+    conversation = container.store.get_conversation(USER, conversation_id)
+    assert conversation is not None
+    return conversation
+
+
+def test_the_offline_model_stands_in_when_no_key_is_set(container: Container) -> None:
+    assert isinstance(container.model, OfflineModel)
+
+
+def test_a_fold_job_folds_and_a_malformed_message_fails_alone(
+    handler: Any, container: Container, clock: ManualClock
+) -> None:
+    # Given a conversation whose window is full, and a batch with its fold job and a message
+    # that is no job at all
+    conversation_id = a_full_conversation(container, clock)
+    before = state(container, conversation_id)
+    assert before.summary_upto_seq == 0 and before.fold_count == 0
+    event = sqs_event(fold_body(conversation_id), "{not json")
+
+    # When the fold Lambda receives the batch
+    result = invoke(handler, event)
+
+    # Then the fold applied: the oldest turns moved into the summary
+    after = state(container, conversation_id)
+    assert after.summary_upto_seq == FOLD_TURNS * 2  # a user message and a reply per turn
+    assert after.fold_count == 1
+    assert after.summary
+    # And only the malformed message is reported back, to be retried and dead-lettered
+    assert failed_ids(result) == [event["Records"][1]["messageId"]]
+
+
+def test_a_redelivered_fold_job_changes_nothing(
+    handler: Any, container: Container, clock: ManualClock
+) -> None:
+    # Given a fold job that was already processed once
+    conversation_id = a_full_conversation(container, clock)
+    event = sqs_event(fold_body(conversation_id))
+    assert failed_ids(invoke(handler, event)) == []
+    folded = state(container, conversation_id)
+
+    # When SQS delivers the same message again (at-least-once delivery)
+    result = invoke(handler, event)
+
+    # Then it succeeds and the conversation is exactly as the first delivery left it
+    assert failed_ids(result) == []
+    again = state(container, conversation_id)
+    assert (again.summary, again.summary_upto_seq, again.fold_count) == (
+        folded.summary,
+        folded.summary_upto_seq,
+        folded.fold_count,
+    )
+
+
+def test_a_job_for_a_conversation_that_is_gone_succeeds_without_a_fold(
+    handler: Any, container: Container
+) -> None:
+    # Given the sample event, whose conversation does not exist (expired or never stored)
+    event = sample_event("fold", "fold_job")
+
+    # When the fold Lambda receives it
+    result = invoke(handler, event)
+
+    # Then there is nothing to fold and nothing to retry
+    assert failed_ids(result) == []
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        json.dumps({"type": "purge", "user_id": USER, "conversation_id": "conv_x"}),
+        json.dumps({"type": "fold", "user_id": USER}),
+        json.dumps(["fold", USER, "conv_x"]),
+    ],
+    ids=["unknown type", "no conversation", "not an object"],
+)
+def test_a_message_that_is_not_a_fold_job_is_reported_as_failed(
+    handler: Any, container: Container, clock: ManualClock, body: str
+) -> None:
+    # Given a batch with a well-formed job and a message that is not one
+    conversation_id = a_full_conversation(container, clock)
+    event = sqs_event(fold_body(conversation_id), body)
+
+    # When the fold Lambda receives it
+    result = invoke(handler, event)
+
+    # Then only that message fails
+    assert failed_ids(result) == [event["Records"][1]["messageId"]]

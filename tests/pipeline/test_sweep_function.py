@@ -1,0 +1,87 @@
+"""The sweep Lambda: once a day, start the write pipeline wherever the cursor fell behind."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatmemory.adapters.clock import ManualClock
+from chatmemory.config import Container, Settings, use_container
+from chatmemory.local.server import LocalLambdaContext
+from chatmemory.ports import MemoryQuery
+from tests.pipeline.conftest import REGION, USER, Pipeline, say
+from tests.support.functions import load_handler
+
+# What EventBridge sends for `rate(1 day)`; the handler needs none of it.
+SCHEDULED_EVENT = {
+    "version": "0",
+    "id": "53dc4d37-cffa-4f76-80c9-8b7d4a4d2eaa",
+    "detail-type": "Scheduled Event",
+    "source": "aws.events",
+    "account": "123456789012",
+    "time": "2026-12-01T09:00:00Z",
+    "region": REGION,
+    "resources": [f"arn:aws:events:{REGION}:123456789012:rule/chatmemory-SweepFunctionDaily"],
+    "detail": {},
+}
+
+
+@pytest.fixture
+def container(tmp_path: Path, clock: ManualClock, pipeline: Pipeline) -> Iterator[Container]:
+    settings = Settings(
+        state_dir=tmp_path,
+        embedder="hashing",
+        region=REGION,
+        pipeline="stepfunctions",
+        write_pipeline_arn=pipeline.arn,
+    )
+    built = Container(settings, clock)
+    use_container(built)
+    yield built
+    use_container(None)
+
+
+@pytest.fixture(scope="module")
+def handler() -> Any:
+    return load_handler("pipeline/sweep")
+
+
+def sweep(handler: Any) -> dict[str, Any]:
+    result: dict[str, Any] = handler(SCHEDULED_EVENT, LocalLambdaContext(function_name="Sweep"))
+    return result
+
+
+def test_the_sweep_starts_the_pipeline_for_conversations_left_behind(
+    handler: Any, container: Container, clock: ManualClock, pipeline: Pipeline
+) -> None:
+    # Given two conversations whose idle checks were lost, and one still going
+    left_behind = [
+        say(container, "I'm vegetarian and I live in Pune"),
+        say(container, "I have a cat named Miso"),
+    ]
+    clock.advance(timedelta(hours=1))
+    say(container, "I work as a nurse")
+
+    # When the daily sweep runs
+    result = sweep(handler)
+
+    # Then it starts one execution per conversation left behind, and they learn
+    assert result == {"started": len(left_behind)}
+    executions = pipeline.executions()
+    assert len(executions) == len(left_behind)
+    for started in executions:
+        assert pipeline.wait(started["executionArn"]).status == "SUCCEEDED"
+    texts = " ".join(m.text for m in container.store.iter_memories(USER, MemoryQuery())).lower()
+    assert "vegetarian" in texts and "miso" in texts
+    assert "nurse" not in texts
+
+
+def test_a_sweep_with_nothing_behind_starts_nothing(
+    handler: Any, container: Container, pipeline: Pipeline
+) -> None:
+    assert sweep(handler) == {"started": 0}
+    assert pipeline.executions() == []
