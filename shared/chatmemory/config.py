@@ -17,7 +17,16 @@ from typing import Any, Literal
 
 from chatmemory.adapters.clock import SystemClock
 from chatmemory.domain.errors import InvalidField
-from chatmemory.ports import Clock, Embedder, Jobs, Model, PipelineStarter, Store, VectorIndex
+from chatmemory.ports import (
+    Clock,
+    Embedder,
+    Jobs,
+    Model,
+    PipelineStarter,
+    PurgeStarter,
+    Store,
+    VectorIndex,
+)
 from chatmemory.services.chat import ChatService
 from chatmemory.services.context import ContextService
 from chatmemory.services.folding import Folder
@@ -27,6 +36,7 @@ from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.notices import NoticeService
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
+from chatmemory.services.purge import InProcessPurge, PurgePipeline, PurgeSweep
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
 
@@ -118,6 +128,8 @@ class Settings:
     idle_seconds: int = 600
     pipeline: PipelineKind = "local"
     write_pipeline_arn: str | None = None
+    purge: PipelineKind = "local"
+    purge_pipeline_arn: str | None = None
     jwt_issuer: str | None = None
     jwt_audiences: tuple[str, ...] = ()
     stream_port: int = 8080
@@ -145,6 +157,9 @@ class Settings:
         pipeline = env.get("CHATMEMORY_PIPELINE", "local")
         if pipeline not in ("local", "stepfunctions"):
             raise InvalidField("CHATMEMORY_PIPELINE", "must be local or stepfunctions")
+        purge = env.get("CHATMEMORY_PURGE", "local")
+        if purge not in ("local", "stepfunctions"):
+            raise InvalidField("CHATMEMORY_PURGE", "must be local or stepfunctions")
         settings = cls(
             model=model,  # type: ignore[arg-type]  # checked just above
             anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
@@ -157,6 +172,8 @@ class Settings:
             idle_seconds=int(env.get("CHATMEMORY_IDLE_SECONDS", "600")),
             pipeline=pipeline,  # type: ignore[arg-type]  # checked just above
             write_pipeline_arn=env.get("CHATMEMORY_WRITE_PIPELINE_ARN") or None,
+            purge=purge,  # type: ignore[arg-type]  # checked just above
+            purge_pipeline_arn=env.get("CHATMEMORY_PURGE_PIPELINE_ARN") or None,
             jwt_issuer=env.get("CHATMEMORY_JWT_ISSUER") or None,
             jwt_audiences=tuple(
                 audience.strip()
@@ -297,7 +314,7 @@ class Container:
 
     @cached_property
     def memories(self) -> MemoryService:
-        return MemoryService(self.store, self.clock, self.indexer)
+        return MemoryService(self.store, self.clock, self.indexer, self.purge_starter)
 
     @cached_property
     def model(self) -> Model:
@@ -351,15 +368,22 @@ class Container:
                 idle_queue_url=self.settings.idle_queue_url,
                 clock=self.clock,
             )
-        from chatmemory.adapters.local_jobs import FoldJob, Job, QueuedJobs  # noqa: PLC0415
+        from chatmemory.adapters.local_jobs import (  # noqa: PLC0415
+            FoldJob,
+            IdleJob,
+            Job,
+            QueuedJobs,
+        )
 
         jobs = QueuedJobs(self.clock)
 
         def run(job: Job) -> None:
             if isinstance(job, FoldJob):
                 self.folder.fold(job.user_id, job.conversation_id)
-            else:
+            elif isinstance(job, IdleJob):
                 self.idle.check(job.user_id, job.conversation_id)
+            else:
+                self.purge.run(job.request)
 
         jobs.bind(run)
         return jobs
@@ -390,6 +414,37 @@ class Container:
                 state_machine_arn=self.settings.write_pipeline_arn,
             )
         return InProcessPipeline(self.pipeline)
+
+    @cached_property
+    def purge(self) -> PurgePipeline:
+        return PurgePipeline(
+            self.store, self.clock, index=lambda: self.index, folder=lambda: self.folder
+        )
+
+    @cached_property
+    def purge_starter(self) -> PurgeStarter:
+        if self.settings.purge == "stepfunctions":
+            import boto3  # noqa: PLC0415
+
+            from chatmemory.adapters.stepfunctions_starter import (  # noqa: PLC0415
+                StepFunctionsPurgeStarter,
+            )
+
+            assert self.settings.purge_pipeline_arn, "CHATMEMORY_PURGE_PIPELINE_ARN is required"
+            return StepFunctionsPurgeStarter(
+                boto3.client("stepfunctions", region_name=self.settings.region),
+                state_machine_arn=self.settings.purge_pipeline_arn,
+            )
+        from chatmemory.adapters.local_jobs import QueuedJobs, QueuedPurges  # noqa: PLC0415
+
+        jobs = self.jobs
+        if isinstance(jobs, QueuedJobs):
+            return QueuedPurges(jobs)
+        return InProcessPurge(self.purge)  # no local queue: purge before answering
+
+    @cached_property
+    def purge_sweep(self) -> PurgeSweep:
+        return PurgeSweep(self.store, self.clock, self.purge_starter)
 
     @cached_property
     def idle(self) -> IdleTrigger:

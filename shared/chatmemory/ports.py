@@ -23,6 +23,7 @@ from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.prompt import RenderedPrompt, Turn
+from chatmemory.domain.purge import PurgeRequest
 from chatmemory.domain.routing import Neighbour, RouteDecision
 from chatmemory.domain.rules import DEFAULT_PERSONA
 from chatmemory.domain.tombstone import Tombstone
@@ -310,10 +311,14 @@ class Store(ABC):
         expected_upto_seq: int,
         fold_count: int,
         at: datetime,
+        expected_fold_count: int | None = None,
     ) -> bool:
-        """Apply a fold only if `summary_upto_seq` still equals `expected_upto_seq`.
+        """Apply a fold only if `summary_upto_seq` still equals `expected_upto_seq` (and,
+        if given, `fold_count` still equals `expected_fold_count`).
 
-        True if applied; False if another fold won (or the conversation is gone).
+        True if applied; False if another fold won (or the conversation is gone). A purge
+        rewrites the summary without moving `summary_upto_seq` and bumps `fold_count`, so
+        a fold that read the summary before the rewrite cannot put it back.
         """
 
     @abstractmethod
@@ -331,6 +336,15 @@ class Store(ABC):
 
         The one read across users — for the daily sweep and `chatmemory flush`, never on
         the request path. Temporary and expired conversations are never listed.
+        """
+
+    @abstractmethod
+    def pending_purges(self, *, deleted_before: datetime, limit: int = 100) -> list[str]:
+        """Users with tombstones deleted before `deleted_before` whose purge has not
+        finished, oldest deletion first.
+
+        Like `pending_extractions`, a read across users for the daily sweep and
+        `chatmemory flush` only.
         """
 
     # ---- the write pipeline's runs ------------------------------------------------------
@@ -395,6 +409,11 @@ class Store(ABC):
 
     @abstractmethod
     def delete_notices(self, user_id: str, notice_ids: Sequence[str]) -> None: ...
+
+    @abstractmethod
+    def notices_about(self, user_id: str, memory_ids: Sequence[str]) -> list[Notice]:
+        """Every notice (undone ones too) that names any of these memories: the purge
+        rewrites or drops them, since their text quotes the memory."""
 
 
 # ---- retrieval ------------------------------------------------------------------------
@@ -569,3 +588,14 @@ class PipelineStarter(ABC):
     @abstractmethod
     def start_write(self, user_id: str, conversation_id: str, upto_seq: int) -> bool:
         """Start it (once per slice: a repeat start is a no-op); True if it started now."""
+
+
+class PurgeStarter(ABC):
+    """Starts the purge of deletions: a Standard workflow on AWS, a queued job locally."""
+
+    @abstractmethod
+    def start_purge(self, request: PurgeRequest, *, origin: str = "delete") -> bool:
+        """Start it; True if it started now, False if the same purge was already started.
+
+        `origin` ("delete", "sweep") keeps a re-drive from being taken for a repeat.
+        """

@@ -33,6 +33,7 @@ from tests.support import builders
 
 ALICE = "alice"
 BOB = "bob"
+CAROL = "carol"
 SUPERSEDED = MemoryQuery(status=Status.SUPERSEDED)
 EVERY_STATUS = MemoryQuery(status=None)
 
@@ -891,6 +892,91 @@ def test_two_folds_from_the_same_state_cannot_both_win(store: Store, clock: Manu
     )
 
 
+def test_a_rewrite_of_the_summary_beats_a_fold_that_read_it_before(
+    store: Store, clock: ManualClock
+) -> None:
+    # Given a folded conversation
+    conversation = builders.conversation(ALICE, clock.now())
+    store.create_conversation(conversation)
+    for turn in range(8):
+        store.append_message(
+            ALICE,
+            conversation.conversation_id,
+            role=Role.USER,
+            content=f"turn {turn}",
+            tokens=2,
+            at=clock.now(),
+        )
+    assert store.update_summary(
+        ALICE,
+        conversation.conversation_id,
+        summary="Alice is vegetarian. Alice likes Goa.",
+        upto_seq=4,
+        expected_upto_seq=0,
+        fold_count=1,
+        at=clock.now(),
+    )
+
+    # When a purge rewrites the summary in place (same upto_seq, next fold_count)
+    rewritten = store.update_summary(
+        ALICE,
+        conversation.conversation_id,
+        summary="Alice likes Goa.",
+        upto_seq=4,
+        expected_upto_seq=4,
+        fold_count=2,
+        expected_fold_count=1,
+        at=clock.now(),
+    )
+    # and a fold that read the summary before the rewrite tries to apply
+    stale_fold = store.update_summary(
+        ALICE,
+        conversation.conversation_id,
+        summary="Alice is vegetarian. Alice likes Goa. Turns 5-8.",
+        upto_seq=8,
+        expected_upto_seq=4,
+        fold_count=2,
+        expected_fold_count=1,
+        at=clock.now(),
+    )
+
+    # Then the rewrite stands and the stale fold is refused
+    assert (rewritten, stale_fold) == (True, False)
+    state = store.get_conversation(ALICE, conversation.conversation_id)
+    assert state is not None
+    assert (state.summary, state.summary_upto_seq, state.fold_count) == ("Alice likes Goa.", 4, 2)
+
+
+def test_users_with_unfinished_purges_are_found_oldest_first(
+    store: Store, clock: ManualClock
+) -> None:
+    # Given Bob deleted a memory, then Alice two, and Carol's purge already finished
+    def deleted(user_id: str, text: str) -> Tombstone:
+        memory = builders.memory(user_id, text, clock.now())
+        store.add_memory(memory)
+        tombstone = Tombstone(user_id=user_id, memory_id=memory.memory_id, deleted_at=clock.now())
+        store.tombstone_memories(user_id, [tombstone])
+        clock.advance(timedelta(minutes=1))
+        return tombstone
+
+    deleted(BOB, "Has a dog.")
+    first_of_alice = deleted(ALICE, "Is vegetarian.")
+    deleted(ALICE, "Lives in Pune.")
+    carols = deleted(CAROL, "Plays chess.")
+    store.put_tombstone(dataclasses.replace(carols, purged_at=clock.now()))
+
+    # Then the sweep finds Bob, then Alice — each once, Carol not at all
+    assert store.pending_purges(deleted_before=clock.now()) == [BOB, ALICE]
+    assert store.pending_purges(deleted_before=clock.now(), limit=1) == [BOB]
+    # And only deletions older than the cut-off count
+    assert store.pending_purges(deleted_before=first_of_alice.deleted_at) == [BOB]
+
+    # When Alice's purges finish, only Bob is left
+    for tombstone in store.list_tombstones(ALICE, unpurged_only=True):
+        store.put_tombstone(dataclasses.replace(tombstone, purged_at=clock.now()))
+    assert store.pending_purges(deleted_before=clock.now()) == [BOB]
+
+
 def test_the_extraction_cursor_moves_only_from_where_it_was_read(
     store: Store, clock: ManualClock
 ) -> None:
@@ -1007,6 +1093,37 @@ def test_notices_list_newest_first_and_undo_once(store: Store, clock: ManualCloc
 
     store.delete_notices(ALICE, [older.notice_id, newer.notice_id])
     assert store.list_notices(ALICE, include_undone=True) == []
+
+
+def test_notices_about_memories_include_undone_ones_and_only_the_users_own(
+    store: Store, clock: ManualClock
+) -> None:
+    # Given notices naming memories — one undone, many others, and Bob's about the same id
+    def notice(user_id: str, memory_ids: tuple[str, ...]) -> Notice:
+        clock.advance(timedelta(seconds=1))
+        made = Notice(
+            user_id=user_id,
+            notice_id=new_notice_id(),
+            text="noted: " + " · ".join(memory_ids),
+            memory_ids=memory_ids,
+            created_at=clock.now(),
+        )
+        store.add_notice(made)
+        return made
+
+    first = notice(ALICE, ("mem_a", "mem_b"))
+    undone = notice(ALICE, ("mem_a",))
+    store.mark_notice_undone(ALICE, undone.notice_id, clock.now())
+    for n in range(120):  # more than one page of notices
+        notice(ALICE, (f"mem_other{n}",))
+    about_b = notice(ALICE, ("mem_c", "mem_b"))
+    notice(BOB, ("mem_a",))
+
+    # Then every notice of Alice's naming a or b is found, newest first, and no other
+    found = store.notices_about(ALICE, ["mem_a", "mem_b"])
+    assert [n.notice_id for n in found] == [about_b.notice_id, undone.notice_id, first.notice_id]
+    assert store.notices_about(ALICE, []) == []
+    assert store.notices_about(ALICE, ["mem_never"]) == []
 
 
 # ---- the write pipeline ----------------------------------------------------------------

@@ -38,6 +38,7 @@ REGION = "eu-west-1"
 ACCOUNT = "123456789012"
 USER = "user-123"
 MACHINE = "WritePipeline"
+PURGE_MACHINE = "PurgePipeline"
 TERMINAL = {"SUCCEEDED", "FAILED", "TIMED_OUT", "ABORTED"}
 
 
@@ -50,9 +51,9 @@ def _function_name(name_or_arn: str) -> str:
     return name_or_arn.split(":")[6] if name_or_arn.startswith("arn:") else name_or_arn
 
 
-def shipped_definition() -> str:
+def shipped_definition(logical_id: str = MACHINE) -> str:
     """The ASL file the template ships, with its DefinitionSubstitutions applied."""
-    machine = resource_properties(MACHINE)
+    machine = resource_properties(logical_id)
     text: str = (ROOT / machine["DefinitionUri"]).read_text()
     for key, value in machine["DefinitionSubstitutions"].items():
         logical_id, attribute = value["Fn::GetAtt"]
@@ -61,10 +62,15 @@ def shipped_definition() -> str:
     return text
 
 
-def step_handlers() -> dict[str, Any]:
-    """Each function the state machine invokes → the handler its CodeUri ships."""
+def step_handlers(*machines: str) -> dict[str, Any]:
+    """Each function the state machines invoke → the handler its CodeUri ships."""
     handlers = {}
-    for value in resource_properties(MACHINE)["DefinitionSubstitutions"].values():
+    substitutions = [
+        value
+        for machine in machines or (MACHINE,)
+        for value in resource_properties(machine)["DefinitionSubstitutions"].values()
+    ]
+    for value in substitutions:
         logical_id = value["Fn::GetAtt"][0]
         code_uri = resource_properties(logical_id)["CodeUri"]
         folder = code_uri.removeprefix("functions/").strip("/")
@@ -190,14 +196,14 @@ def container(tmp_path: Path, clock: ManualClock) -> Iterator[Container]:
 
 @pytest.fixture(scope="session")
 def handlers() -> dict[str, Any]:
-    return step_handlers()
+    return step_handlers(MACHINE, PURGE_MACHINE)
 
 
 @pytest.fixture
-def pipeline(
+def machines(
     aws_env: None, monkeypatch: pytest.MonkeyPatch, handlers: dict[str, Any]
-) -> Iterator[Pipeline]:
-    """The write pipeline deployed in moto, its tasks served by our handlers."""
+) -> Iterator[dict[str, Pipeline]]:
+    """Both pipelines deployed in moto, their tasks served by our handlers."""
     lambdas = LambdaDispatcher(handlers)
     waits = RetryWaits()
 
@@ -222,24 +228,40 @@ def pipeline(
         "lambda": {"use_docker": False},
     }
     with mock_aws(config=config):
-        machine = resource_properties(MACHINE)
         logs = boto3.client("logs", region_name=REGION)
-        logs.create_log_group(logGroupName="/aws/vendedlogs/states/test/write-pipeline")
-        group_arn = logs.describe_log_groups()["logGroups"][0]["arn"]
         client = boto3.client("stepfunctions", region_name=REGION)
-        created = client.create_state_machine(
-            name="write-pipeline",
-            definition=shipped_definition(),
-            roleArn=f"arn:aws:iam::{ACCOUNT}:role/write-pipeline",
-            type=machine["Type"],
-            loggingConfiguration={
-                "level": machine["Logging"]["Level"],
-                "includeExecutionData": machine["Logging"]["IncludeExecutionData"],
-                "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": group_arn}}],
-            },
-            tracingConfiguration={"enabled": machine["Tracing"]["Enabled"]},
-        )
-        yield Pipeline(client, created["stateMachineArn"], lambdas, waits)
+        deployed = {}
+        for logical_id, name in ((MACHINE, "write-pipeline"), (PURGE_MACHINE, "purge-pipeline")):
+            machine = resource_properties(logical_id)
+            group = f"/aws/vendedlogs/states/test/{name}"
+            logs.create_log_group(logGroupName=group)
+            (described,) = logs.describe_log_groups(logGroupNamePrefix=group)["logGroups"]
+            created = client.create_state_machine(
+                name=name,
+                definition=shipped_definition(logical_id),
+                roleArn=f"arn:aws:iam::{ACCOUNT}:role/{name}",
+                type=machine["Type"],
+                loggingConfiguration={
+                    "level": machine["Logging"]["Level"],
+                    "includeExecutionData": machine["Logging"]["IncludeExecutionData"],
+                    "destinations": [{"cloudWatchLogsLogGroup": {"logGroupArn": described["arn"]}}],
+                },
+                tracingConfiguration={"enabled": machine["Tracing"]["Enabled"]},
+            )
+            deployed[logical_id] = Pipeline(client, created["stateMachineArn"], lambdas, waits)
+        yield deployed
+
+
+@pytest.fixture
+def pipeline(machines: dict[str, Pipeline]) -> Pipeline:
+    """The write pipeline deployed in moto."""
+    return machines[MACHINE]
+
+
+@pytest.fixture
+def purge_pipeline(machines: dict[str, Pipeline]) -> Pipeline:
+    """The purge pipeline deployed in moto."""
+    return machines[PURGE_MACHINE]
 
 
 def say(container: Container, message: str, conversation_id: str | None = None) -> str:

@@ -13,6 +13,7 @@ from chatmemory.adapters.clock import ManualClock
 from chatmemory.config import Container, Settings, use_container
 from chatmemory.local.server import LocalLambdaContext
 from chatmemory.ports import MemoryQuery
+from chatmemory.services.memories import NewMemory
 from tests.pipeline.conftest import REGION, USER, Pipeline, say
 from tests.support.functions import load_handler
 
@@ -31,13 +32,17 @@ SCHEDULED_EVENT = {
 
 
 @pytest.fixture
-def container(tmp_path: Path, clock: ManualClock, pipeline: Pipeline) -> Iterator[Container]:
+def container(
+    tmp_path: Path, clock: ManualClock, pipeline: Pipeline, purge_pipeline: Pipeline
+) -> Iterator[Container]:
     settings = Settings(
         state_dir=tmp_path,
         embedder="hashing",
         region=REGION,
         pipeline="stepfunctions",
         write_pipeline_arn=pipeline.arn,
+        purge="stepfunctions",
+        purge_pipeline_arn=purge_pipeline.arn,
     )
     built = Container(settings, clock)
     use_container(built)
@@ -70,7 +75,7 @@ def test_the_sweep_starts_the_pipeline_for_conversations_left_behind(
     result = sweep(handler)
 
     # Then it starts one execution per conversation left behind, and they learn
-    assert result == {"started": len(left_behind)}
+    assert result == {"started": len(left_behind), "purges": 0}
     executions = pipeline.executions()
     assert len(executions) == len(left_behind)
     for started in executions:
@@ -83,5 +88,36 @@ def test_the_sweep_starts_the_pipeline_for_conversations_left_behind(
 def test_a_sweep_with_nothing_behind_starts_nothing(
     handler: Any, container: Container, pipeline: Pipeline
 ) -> None:
-    assert sweep(handler) == {"started": 0}
+    assert sweep(handler) == {"started": 0, "purges": 0}
     assert pipeline.executions() == []
+
+
+def test_the_sweep_purges_deletions_whose_purge_never_started(
+    handler: Any,
+    container: Container,
+    clock: ManualClock,
+    purge_pipeline: Pipeline,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given a delete whose purge could not be started (the tombstone hides the memory)
+    created = container.memories.create(USER, NewMemory(text="Owns a kayak named Splashwick."))
+    starter = container.purge_starter
+    working = starter.start_purge
+
+    def unreachable(*_: Any, **__: Any) -> bool:
+        raise ConnectionError("Step Functions unreachable")
+
+    monkeypatch.setattr(starter, "start_purge", unreachable)
+    container.memories.delete(USER, created.memory.memory_id)
+    monkeypatch.setattr(starter, "start_purge", working)
+    assert purge_pipeline.executions() == []
+
+    # When the daily sweep runs, a while later
+    clock.advance(timedelta(hours=1))
+    result = sweep(handler)
+
+    # Then it started the purge, which finished it
+    assert result == {"started": 0, "purges": 1}
+    (started,) = purge_pipeline.executions()
+    assert purge_pipeline.wait(started["executionArn"]).status == "SUCCEEDED"
+    assert container.store.list_tombstones(USER, unpurged_only=True) == []

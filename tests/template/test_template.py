@@ -271,6 +271,7 @@ FUNCTIONS = (
     "MemoriesFunction",
     "ExtractFunction",
     "RouteFunction",
+    "PurgeVectorsFunction",
 )
 
 
@@ -750,7 +751,10 @@ def test_the_triggers_start_the_write_pipeline_on_step_functions(
             if _allows(statement, "states:StartExecution")
         ]
         assert starts, function
-        assert all("WritePipeline" in json.dumps(statement["Resource"]) for statement in starts)
+        assert any("WritePipeline" in json.dumps(statement["Resource"]) for statement in starts)
+        for statement in starts:  # and no other state machine than the two pipelines
+            resource = json.dumps(statement["Resource"])
+            assert "WritePipeline" in resource or "PurgePipeline" in resource, function
 
 
 def test_the_chat_path_arms_the_idle_timer(transformed: dict[str, Any]) -> None:
@@ -765,3 +769,124 @@ def test_the_chat_path_arms_the_idle_timer(transformed: dict[str, Any]) -> None:
         if _allows(statement, "sqs:SendMessage")
     ]
     assert any("IdleQueue" in json.dumps(statement["Resource"]) for statement in sends)
+
+
+# --- the purge pipeline and the alarms --------------------------------------------------
+
+PURGE_STEPS = {
+    "PurgePlanFunctionArn": "PurgePlanFunction",
+    "PurgeVectorsFunctionArn": "PurgeVectorsFunction",
+    "PurgeRowsFunctionArn": "PurgeRowsFunction",
+    "RebuildProfileFunctionArn": "RebuildProfileFunction",
+    "PurgeSummaryFunctionArn": "PurgeSummaryFunction",
+    "PurgeMarkFunctionArn": "PurgeMarkFunction",
+}
+
+
+def test_the_purge_is_a_standard_state_machine_whose_every_run_is_kept() -> None:
+    # Given the purge pipeline as declared
+    machine = resource_properties("PurgePipeline")
+    resources = load_template()["Resources"]
+
+    # Then it is STANDARD: its history is in the console and a failed run can be redriven
+    assert resources["PurgePipeline"]["Type"] == "AWS::Serverless::StateMachine"
+    assert machine["Type"] == "STANDARD"
+    # And its failures are logged (ids only) to a group with the configured retention
+    logging = machine["Logging"]
+    assert logging["Level"] in {"ERROR", "ALL"}
+    (destination,) = logging["Destinations"]
+    group = resources[destination["CloudWatchLogsLogGroup"]["LogGroupArn"]["Fn::GetAtt"][0]]
+    assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
+    assert machine["Tracing"] == {"Enabled": True}
+
+
+def test_the_purge_may_invoke_exactly_its_steps_and_names_each_in_its_definition() -> None:
+    machine = resource_properties("PurgePipeline")
+    text = (ROOT / machine["DefinitionUri"]).read_text()
+    json.loads(text)
+
+    assert set(re.findall(r"\$\{([^}]+)\}", text)) == set(machine["DefinitionSubstitutions"])
+    assert set(machine["DefinitionSubstitutions"]) == set(PURGE_STEPS)
+    for key, function in PURGE_STEPS.items():
+        assert machine["DefinitionSubstitutions"][key] == {"Fn::GetAtt": [function, "Arn"]}
+        properties = resource_properties(function)
+        assert properties["CodeUri"].startswith("functions/pipeline/"), function
+        assert (ROOT / properties["CodeUri"] / "app.py").is_file(), function
+    invoked = [
+        policy["LambdaInvokePolicy"]["FunctionName"]
+        for policy in machine["Policies"]
+        if "LambdaInvokePolicy" in policy
+    ]
+    assert sorted(invoked, key=str) == sorted(
+        ({"Ref": function} for function in PURGE_STEPS.values()), key=str
+    )
+
+
+def test_deletes_and_the_sweep_start_the_purge_on_step_functions(
+    transformed: dict[str, Any],
+) -> None:
+    for function in ("MemoriesFunction", "SweepFunction"):
+        variables = resource_properties(function)["Environment"]["Variables"]
+
+        assert variables["CHATMEMORY_PURGE"] == "stepfunctions", function
+        assert variables["CHATMEMORY_PURGE_PIPELINE_ARN"] == {"Ref": "PurgePipeline"}, function
+        starts = [
+            statement
+            for statement in _statements(transformed, f"{function}Role")
+            if _allows(statement, "states:StartExecution")
+        ]
+        assert any("PurgePipeline" in json.dumps(s["Resource"]) for s in starts), function
+
+
+def test_the_summary_step_may_read_the_model_key() -> None:
+    properties = resource_properties("PurgeSummaryFunction")
+
+    assert properties["Environment"]["Variables"]["CHATMEMORY_ANTHROPIC_SECRET_NAME"] == {
+        "Ref": "AnthropicSecretName"
+    }
+    assert any("AWSSecretsManagerGetSecretValuePolicy" in p for p in properties["Policies"])
+
+
+def _alarms() -> dict[str, dict[str, Any]]:
+    return {
+        logical_id: resource["Properties"]
+        for logical_id, resource in _resources_of_type("AWS::CloudWatch::Alarm").items()
+    }
+
+
+def test_a_failed_or_timed_out_pipeline_execution_raises_an_alarm() -> None:
+    watched = {
+        (alarm["MetricName"], alarm["Dimensions"][0]["Value"]["Ref"])
+        for alarm in _alarms().values()
+        if alarm["Namespace"] == "AWS/States"
+    }
+
+    assert ("ExecutionsFailed", "WritePipeline") in watched
+    assert ("ExecutionsTimedOut", "WritePipeline") in watched
+    assert ("ExecutionsFailed", "PurgePipeline") in watched
+
+
+def test_a_dead_letter_queue_with_anything_in_it_raises_an_alarm() -> None:
+    queues = {
+        logical_id
+        for logical_id, resource in _resources_of_type("AWS::SQS::Queue").items()
+        if logical_id.endswith("DeadLetterQueue")
+    }
+    watched = {
+        alarm["Dimensions"][0]["Value"]["Fn::GetAtt"][0]
+        for alarm in _alarms().values()
+        if alarm["Namespace"] == "AWS/SQS"
+        and alarm["MetricName"] == "ApproximateNumberOfMessagesVisible"
+        and alarm["Threshold"] == 1
+    }
+
+    assert queues and watched == queues
+
+
+def test_every_alarm_tells_the_alarm_topic_and_is_quiet_without_data() -> None:
+    for logical_id, alarm in _alarms().items():
+        assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], logical_id
+        assert alarm["TreatMissingData"] == "notBreaching", logical_id
+        assert alarm["AlarmDescription"].strip(), logical_id
+    subscription = load_template()["Resources"]["AlarmEmailSubscription"]
+    assert subscription["Condition"] == "HasAlarmEmail"

@@ -1,8 +1,9 @@
-"""Lambda entry point for the write pipeline's RebuildProfile task.
+"""Lambda entry point for the RebuildProfile task, in both pipelines.
 
-Step Functions passes `{"user_id", "persona"}` when a memory the profile was built from
-changed; the answer is `{"rebuilt": bool}`. Rebuilding from the same memories gives the
-same digest, so a retry is harmless.
+The write pipeline passes `{"user_id", "persona"}` when a memory the profile was built
+from changed; the purge pipeline passes its request (`as_of`, `memory_ids`) too, so a
+failure is recorded on the tombstones. The answer is `{"rebuilt": bool}`. Rebuilding
+from the same memories gives the same digest, so a retry is harmless.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
+from chatmemory.api.purge_tasks import purge_request, scope
 from chatmemory.api.telemetry import count, logger, metrics, tracer
 from chatmemory.config import container
 
@@ -32,7 +34,12 @@ class RebuildProfileTask(BaseModel):
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
     task = parse(event=event, model=RebuildProfileTask)
     logger.append_keys(persona=task.persona)
-    result = container().pipeline.rebuild_profile(task.user_id, task.persona)
+    if "as_of" in event:
+        request = purge_request(event)
+        logger.append_keys(**scope(request))
+        result = container().purge.rebuild_profile(request, task.persona)
+    else:
+        result = container().pipeline.rebuild_profile(task.user_id, task.persona)
     if result["rebuilt"]:
         count("ProfileRebuilt")
     logger.info("profile rebuilt" if result["rebuilt"] else "profile unchanged")

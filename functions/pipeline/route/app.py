@@ -31,6 +31,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     logger.append_keys(run_id=task.run_id)
     result = container().pipeline.route(task.user_id, task.run_id)
     count("MemoriesWritten", int(result["written"]))
+    count("MemoriesSuperseded", int(result["superseded"]))
+    count("MemoriesClosed", int(result["closed"]))
     logger.info(
         "routed",
         extra={"written": result["written"], "profile_affected": result["profile_affected"]},

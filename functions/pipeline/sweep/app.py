@@ -1,6 +1,8 @@
 """Lambda entry point for the daily sweep: starts the write pipeline for every
 conversation whose cursor fell behind (a lost idle message, a failed run, a timed-out
-Express execution). The scheduled event itself carries nothing we need.
+Express execution), and a purge for every user whose deletions are still not purged a
+while after the delete (a purge that failed or never started). The scheduled event
+itself carries nothing we need.
 """
 
 from __future__ import annotations
@@ -18,6 +20,8 @@ from chatmemory.config import container
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     started = container().idle.sweep()
+    purges = container().purge_sweep.sweep()
     count("SweepStarted", started)
-    logger.info("sweep done", extra={"started": started})
-    return {"started": started}
+    count("SweepPurgesStarted", purges)
+    logger.info("sweep done", extra={"started": started, "purges": purges})
+    return {"started": started, "purges": purges}

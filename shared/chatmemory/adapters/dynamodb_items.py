@@ -126,6 +126,10 @@ class TombstoneItem(_Item):
     conversation_ids = ListAttribute[str]()
     purged_at = StorageTimeAttribute(null=True)
     purge_error = UnicodeAttribute(null=True)
+    # Set while the purge has not finished (see PendingExtraction, which it shares).
+    gsi1pk = UnicodeAttribute(null=True)
+    gsi1sk = UnicodeAttribute(null=True)
+    pending: PendingExtraction[TombstoneItem] = PendingExtraction()
 
 
 class UserStateItem(_Item):

@@ -692,7 +692,7 @@ class DynamoDbStore(Store):
         return writes + self._event_writes(user_id, events)
 
     def _tombstone_item(self, tombstone: Tombstone) -> TombstoneItem:
-        return self._items.tombstone(
+        item = self._items.tombstone(
             _pk(tombstone.user_id),
             _tombstone_sk(tombstone.memory_id),
             user_id=tombstone.user_id,
@@ -706,6 +706,10 @@ class DynamoDbStore(Store):
             purged_at=tombstone.purged_at,
             purge_error=tombstone.purge_error,
         )
+        keys = _purge_pending_keys(tombstone)
+        if keys:
+            item.gsi1pk, item.gsi1sk = keys["gsi1pk"], keys["gsi1sk"]
+        return item
 
     def forget_everything(self, user_id: str, at: datetime) -> None:
         # The watermark alone hides every older memory; the profiles go in the same
@@ -990,6 +994,7 @@ class DynamoDbStore(Store):
         expected_upto_seq: int,
         fold_count: int,
         at: datetime,
+        expected_fold_count: int | None = None,
     ) -> bool:
         rules.text("summary", summary, rules.SUMMARY_MAX_CHARS, allow_empty=True)
         rules.int_range("upto_seq", upto_seq, 0)
@@ -998,6 +1003,8 @@ class DynamoDbStore(Store):
         for _ in range(_ATTEMPTS):
             conversation = self.get_conversation(user_id, conversation_id)
             if conversation is None or conversation.summary_upto_seq != expected_upto_seq:
+                return False
+            if expected_fold_count is not None and conversation.fold_count != expected_fold_count:
                 return False
             if conversation.last_seq < upto_seq:
                 return False
@@ -1013,6 +1020,7 @@ class DynamoDbStore(Store):
                 ],
                 _all_of(
                     cls.summary_upto_seq == expected_upto_seq,
+                    cls.fold_count == conversation.fold_count,
                     cls.last_seq >= upto_seq,
                     cls.updated_at <= updated_at,
                     Or(cls.expires_at.does_not_exist(), cls.expires_at > self._now()),
@@ -1057,6 +1065,26 @@ class DynamoDbStore(Store):
                 found.append((said_at, row.pk.removeprefix("U#"), row.sk.removeprefix("CONV#")))
         found.sort()
         return [(user_id, conversation_id) for _, user_id, conversation_id in found[:limit]]
+
+    def pending_purges(self, *, deleted_before: datetime, limit: int = 100) -> list[str]:
+        cls = self._items.tombstone
+        before = to_storage(deleted_before)
+        oldest: dict[str, str] = {}
+        for shard in range(_PENDING_SHARDS):
+            rows = cls.pending.query(
+                f"{_PURGE_PREFIX}{shard}", cls.gsi1sk < before, page_size=MAX_PAGE
+            )
+            users_here = 0
+            for row in rows:  # a shard's rows come oldest first
+                deleted_at, _, rest = str(row.gsi1sk).partition("#")
+                user_id = rest.rpartition("#")[0]
+                if user_id not in oldest:
+                    oldest[user_id] = deleted_at
+                    users_here += 1
+                    if users_here >= limit:  # later rows of this shard cannot rank higher
+                        break
+        ranked = sorted(oldest.items(), key=lambda pair: (pair[1], pair[0]))
+        return [user_id for user_id, _ in ranked[:limit]]
 
     # ---- the write pipeline's runs ------------------------------------------------------
 
@@ -1238,6 +1266,20 @@ class DynamoDbStore(Store):
         )
         return [_notice_from_item(row) for row in rows]
 
+    def notices_about(self, user_id: str, memory_ids: Sequence[str]) -> list[Notice]:
+        wanted = set(memory_ids)
+        if not wanted:
+            return []
+        cls = self._items.notice
+        rows = cls.by_created.query(
+            _pk(user_id),
+            cls.lsi1sk.between("NOTICE#", f"NOTICE#{_AFTER_IDS}"),
+            consistent_read=True,
+            scan_index_forward=False,
+        )
+        notices = (_notice_from_item(row) for row in rows)
+        return [notice for notice in notices if wanted.intersection(notice.memory_ids)]
+
     def mark_notice_undone(self, user_id: str, notice_id: str, at: datetime) -> bool:
         cls = self._items.notice
         item = cls(_pk(user_id), _notice_sk(notice_id))
@@ -1283,6 +1325,20 @@ def _pending_keys_at(user_id: str, conversation_id: str, said_at: datetime) -> d
     return {
         "gsi1pk": f"PENDING#{shard}",
         "gsi1sk": f"{to_storage(said_at)}#{user_id}#{conversation_id}",
+    }
+
+
+_PURGE_PREFIX = "PURGE#"
+
+
+def _purge_pending_keys(tombstone: Tombstone) -> dict[str, str]:
+    """The sweep's index keys while a tombstone's purge has not finished."""
+    if tombstone.purged_at is not None:
+        return {}
+    shard = int(hashlib.sha256(tombstone.user_id.encode()).hexdigest(), 16) % _PENDING_SHARDS
+    return {
+        "gsi1pk": f"{_PURGE_PREFIX}{shard}",
+        "gsi1sk": f"{to_storage(tombstone.deleted_at)}#{tombstone.user_id}#{tombstone.memory_id}",
     }
 
 

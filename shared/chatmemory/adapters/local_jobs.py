@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
-from chatmemory.ports import Clock, Jobs
+from chatmemory.domain.purge import PurgeRequest
+from chatmemory.ports import Clock, Jobs, PurgeStarter
 
 log = logging.getLogger(__name__)
 
@@ -31,7 +32,12 @@ class IdleJob:
     conversation_id: str
 
 
-Job = FoldJob | IdleJob
+@dataclass(frozen=True, slots=True)
+class PurgeJob:
+    request: PurgeRequest
+
+
+Job = FoldJob | IdleJob | PurgeJob
 Handler = Callable[[Job], None]
 
 
@@ -51,7 +57,7 @@ class QueuedJobs(Jobs):
         self._handler = handler
 
     def fold_later(self, user_id: str, conversation_id: str) -> None:
-        self._put(FoldJob(user_id, conversation_id))
+        self.enqueue(FoldJob(user_id, conversation_id))
 
     def idle_later(self, user_id: str, conversation_id: str, due_at: datetime) -> None:
         with self._lock:  # re-arming replaces the earlier due time
@@ -70,12 +76,14 @@ class QueuedJobs(Jobs):
             self._run(job)
         return len(due)
 
-    def _put(self, job: Job) -> None:
+    def enqueue(self, job: Job) -> bool:
+        """Queue a job; False if the same job is already waiting."""
         with self._lock:
             if job in self._pending:
-                return
+                return False
             self._pending.add(job)
         self._queue.put(job)
+        return True
 
     def run_pending(self) -> int:
         """Run every queued job now, in order; returns how many ran."""
@@ -109,3 +117,14 @@ class QueuedJobs(Jobs):
             except queue.Empty:
                 continue
             self._run(job)
+
+
+class QueuedPurges(PurgeStarter):
+    """Locally, a purge is a job on the same queue: it runs right after the request that
+    deleted, on the dev server's worker (tests run it with `run_pending`)."""
+
+    def __init__(self, jobs: QueuedJobs) -> None:
+        self._jobs = jobs
+
+    def start_purge(self, request: PurgeRequest, *, origin: str = "delete") -> bool:
+        return self._jobs.enqueue(PurgeJob(request))

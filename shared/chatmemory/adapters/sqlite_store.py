@@ -592,6 +592,7 @@ class SqliteStore(Store):
         expected_upto_seq: int,
         fold_count: int,
         at: datetime,
+        expected_fold_count: int | None = None,
     ) -> bool:
         rules.text("summary", summary, rules.SUMMARY_MAX_CHARS, allow_empty=True)
         rules.int_range("upto_seq", upto_seq, 0)
@@ -601,6 +602,7 @@ class SqliteStore(Store):
                 "UPDATE conversations SET summary = ?, summary_upto_seq = ?, fold_count = ?, "
                 "updated_at = MAX(updated_at, ?) WHERE user_id = ? AND conversation_id = ? "
                 "AND summary_upto_seq = ? AND last_seq >= ? "
+                "AND (? IS NULL OR fold_count = ?) "
                 "AND (expires_at IS NULL OR expires_at > ?)",
                 (
                     summary,
@@ -611,6 +613,8 @@ class SqliteStore(Store):
                     conversation_id,
                     expected_upto_seq,
                     upto_seq,
+                    expected_fold_count,
+                    expected_fold_count,
                     self._now(),
                 ),
             )
@@ -640,6 +644,15 @@ class SqliteStore(Store):
             (to_storage(said_before), self._now(), limit),
         )
         return [(row["user_id"], row["conversation_id"]) for row in rows]
+
+    def pending_purges(self, *, deleted_before: datetime, limit: int = 100) -> list[str]:
+        rows = self._connection().execute(
+            "SELECT user_id, MIN(deleted_at) AS oldest FROM tombstones "
+            "WHERE purged_at IS NULL AND deleted_at < ? "
+            "GROUP BY user_id ORDER BY oldest, user_id LIMIT ?",
+            (to_storage(deleted_before), limit),
+        )
+        return [row["user_id"] for row in rows]
 
     # ---- the write pipeline's runs ------------------------------------------------------
 
@@ -808,6 +821,17 @@ class SqliteStore(Store):
             sql + " ORDER BY created_at DESC, notice_id DESC LIMIT ?", (user_id, limit)
         )
         return [_notice_from_row(row) for row in rows]
+
+    def notices_about(self, user_id: str, memory_ids: Sequence[str]) -> list[Notice]:
+        wanted = set(memory_ids)
+        if not wanted:
+            return []
+        rows = self._connection().execute(
+            "SELECT * FROM notices WHERE user_id = ? ORDER BY created_at DESC, notice_id DESC",
+            (user_id,),
+        )
+        notices = (_notice_from_row(row) for row in rows)
+        return [notice for notice in notices if wanted.intersection(notice.memory_ids)]
 
     def mark_notice_undone(self, user_id: str, notice_id: str, at: datetime) -> bool:
         with self._write() as conn:

@@ -1,4 +1,5 @@
-"""Starts the write pipeline on AWS: one Step Functions execution per conversation slice.
+"""Starts the pipelines on AWS: the write pipeline, one execution per conversation slice,
+and the purge pipeline, one execution per delete.
 
 The execution name is derived from (user, conversation, upto_seq), so everything that
 asks for the same slice asks for the same name.
@@ -20,11 +21,14 @@ import hashlib
 import json
 from typing import Any
 
-from chatmemory.ports import PipelineStarter
+from chatmemory.domain.purge import PurgeRequest
+from chatmemory.domain.time import to_storage
+from chatmemory.ports import PipelineStarter, PurgeStarter
 
 # StartExecution: 1-80 characters of [A-Za-z0-9_-] (no spaces, brackets, wildcards or
 # control characters; names with other characters break CloudWatch metrics).
 NAME_PREFIX = "write-"
+PURGE_PREFIX = "purge-"
 _DIGEST_CHARS = 64  # sha256 in hex: 6 + 64 = 70 characters, inside the limit
 
 
@@ -52,6 +56,39 @@ class StepFunctionsStarter(PipelineStarter):
                 stateMachineArn=self._state_machine_arn,
                 name=execution_name(user_id, conversation_id, upto_seq),
                 input=json.dumps(payload, separators=(",", ":")),
+            )
+        except self._client.exceptions.ExecutionAlreadyExists:
+            return False
+        return True
+
+
+def purge_execution_name(request: PurgeRequest, origin: str) -> str:
+    """One name per purge request and origin (hashed: no user id shows in the console).
+
+    The purge is a Standard workflow, whose names AWS keeps for 90 days: the same request
+    started twice runs once. A sweep's request carries its own cut-off time, so a re-drive
+    never collides with the run that failed.
+    """
+    key = json.dumps(
+        [request.user_id, to_storage(request.as_of), sorted(request.memory_ids), origin],
+        separators=(",", ":"),
+    )
+    return PURGE_PREFIX + hashlib.sha256(key.encode()).hexdigest()[:_DIGEST_CHARS]
+
+
+class StepFunctionsPurgeStarter(PurgeStarter):
+    """Starts the purge pipeline's state machine with the request's ids and time."""
+
+    def __init__(self, client: Any, *, state_machine_arn: str) -> None:
+        self._client = client
+        self._state_machine_arn = state_machine_arn
+
+    def start_purge(self, request: PurgeRequest, *, origin: str = "delete") -> bool:
+        try:
+            self._client.start_execution(
+                stateMachineArn=self._state_machine_arn,
+                name=purge_execution_name(request, origin),
+                input=json.dumps(request.to_payload(), separators=(",", ":")),
             )
         except self._client.exceptions.ExecutionAlreadyExists:
             return False

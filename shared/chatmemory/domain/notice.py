@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -37,3 +38,14 @@ class Notice:
             rules.opaque_id("conversation_id", self.conversation_id)
         if self.undone_at is not None:
             object.__setattr__(self, "undone_at", require_utc("undone_at", self.undone_at))
+
+
+NOTICE_PREFIX = "noted: "
+
+
+def announce(texts: Iterable[str]) -> str:
+    """The toast's words for these memories, cut to fit (the memories themselves are whole)."""
+    text = NOTICE_PREFIX + " · ".join(texts)
+    if len(text) <= rules.NOTICE_TEXT_MAX:
+        return text
+    return text[: rules.NOTICE_TEXT_MAX - 1].rstrip() + "…"

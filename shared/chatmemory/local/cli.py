@@ -81,7 +81,16 @@ def flush(args: argparse.Namespace) -> int:
     container = Container(settings, SystemClock())
     use_container(container)
     started = container.idle.sweep(now_or_never=True)
-    print(f"ran {started} write pipeline run(s)", flush=True)
+    # Purges a server queued but did not finish (it stopped, or a step failed) run here.
+    purges = container.purge_sweep.sweep(now_or_never=True)
+    jobs = container.jobs
+    if isinstance(jobs, QueuedJobs):
+        jobs.run_pending()
+    left = len(container.store.pending_purges(deleted_before=container.clock.now(), limit=100))
+    print(f"ran {started} write pipeline run(s) and {purges} purge(s)", flush=True)
+    if left:
+        print(f"{left} user(s) still have deletions waiting to be purged", file=sys.stderr)
+        return 1
     return 0
 
 

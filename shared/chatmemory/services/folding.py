@@ -4,6 +4,9 @@ Seed 002: when the verbatim window reaches 12 turns, the oldest 4 are folded int
 summary (≤ 400 tokens) — in blocks, not every turn, so the prompt's start stays stable
 for the cache. Every 10 folds the summary is rebuilt from the raw messages, because a
 summary of a summary of a summary drifts. Raw messages are never deleted by folding.
+
+A turn that is the source of a deleted memory is never folded in, and the purge rewrites
+a summary that already holds one (see `rewrite_without_deleted`).
 """
 
 from __future__ import annotations
@@ -11,8 +14,8 @@ from __future__ import annotations
 import logging
 from dataclasses import dataclass
 
-from chatmemory.domain.conversation import Message, Role
-from chatmemory.domain.errors import ModelUnavailable
+from chatmemory.domain.conversation import Conversation, Message, Role
+from chatmemory.domain.errors import ConcurrentChange, ModelUnavailable
 from chatmemory.domain.prompt import Turn
 from chatmemory.domain.tokens import estimate_tokens
 from chatmemory.ports import Clock, Model, Store
@@ -30,6 +33,14 @@ class FoldOutcome:
     folded: bool
     rebuilt: bool = False
     upto_seq: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """What a purge did to one conversation's summary."""
+
+    rewritten: bool
+    turns_left_out: int = 0
 
 
 def turns_of(messages: list[Message]) -> list[list[Message]]:
@@ -68,13 +79,20 @@ class Folder:
         folding = [message for turn in turns[:FOLD_TURNS] for message in turn]
         upto_seq = folding[-1].seq
         rebuild = (conversation.fold_count + 1) % REBUILD_EVERY == 0
+        deleted = self._deleted_sources(conversation)
         try:
             if rebuild:
                 everything = self._store.list_messages(user_id, conversation_id, upto_seq=upto_seq)
-                summary = self._model.summarize("", _turns(everything), max_tokens=SUMMARY_TOKENS)
+                kept, _ = _without(turns_of(everything), deleted)
+                summary = self._model.summarize("", _turns(kept), max_tokens=SUMMARY_TOKENS)
             else:
-                summary = self._model.summarize(
-                    conversation.summary, _turns(folding), max_tokens=SUMMARY_TOKENS
+                kept, _ = _without(turns[:FOLD_TURNS], deleted)
+                summary = (
+                    self._model.summarize(
+                        conversation.summary, _turns(kept), max_tokens=SUMMARY_TOKENS
+                    )
+                    if kept
+                    else conversation.summary
                 )
         except ModelUnavailable:
             # Raised, not swallowed: the queue retries it (and the next turn asks again).
@@ -88,9 +106,68 @@ class Folder:
             upto_seq=upto_seq,
             expected_upto_seq=conversation.summary_upto_seq,
             fold_count=conversation.fold_count + 1,
+            expected_fold_count=conversation.fold_count,
             at=self._clock.now(),
         )
         return FoldOutcome(folded=applied, rebuilt=rebuild and applied, upto_seq=upto_seq)
+
+    def rewrite_without_deleted(self, user_id: str, conversation_id: str) -> Rewrite:
+        """Rebuild the summary from the raw messages it covers, leaving out every turn that
+        is the source of a deleted memory — the purge's step for summaries.
+
+        Idempotent: rewriting a clean summary gives the same summary. The write applies only
+        if no fold moved the summary meanwhile (ConcurrentChange: the step is retried), and
+        it moves `fold_count`, so a fold that read the old summary cannot put it back.
+        """
+        conversation = self._store.get_conversation(user_id, conversation_id)
+        if conversation is None or conversation.summary_upto_seq == 0:
+            return Rewrite(rewritten=False)
+        deleted = self._deleted_sources(conversation)
+        covered = self._store.list_messages(
+            user_id, conversation_id, upto_seq=conversation.summary_upto_seq
+        )
+        kept, left_out = _without(turns_of(covered), deleted)
+        try:
+            summary = (
+                self._model.summarize("", _turns(kept), max_tokens=SUMMARY_TOKENS) if kept else ""
+            )
+        except ModelUnavailable:
+            log.warning("summary rewrite failed: the model is unavailable")
+            raise
+        applied = self._store.update_summary(
+            user_id,
+            conversation_id,
+            summary=_within_budget(summary),
+            upto_seq=conversation.summary_upto_seq,
+            expected_upto_seq=conversation.summary_upto_seq,
+            fold_count=conversation.fold_count + 1,
+            expected_fold_count=conversation.fold_count,
+            at=self._clock.now(),
+        )
+        if not applied:
+            raise ConcurrentChange("the summary moved while it was being rewritten")
+        return Rewrite(rewritten=True, turns_left_out=left_out)
+
+    def _deleted_sources(self, conversation: Conversation) -> frozenset[str]:
+        """Ids of this conversation's messages that a deleted memory came from."""
+        return frozenset(
+            message_id
+            for tombstone in self._store.list_tombstones(conversation.user_id)
+            if conversation.conversation_id in tombstone.conversation_ids
+            for message_id in tombstone.source_message_ids
+        )
+
+
+def _without(turns: list[list[Message]], deleted: frozenset[str]) -> tuple[list[Message], int]:
+    """The turns' messages minus every turn holding a deleted memory's source; how many went."""
+    kept: list[Message] = []
+    left_out = 0
+    for turn in turns:
+        if deleted and any(message.message_id in deleted for message in turn):
+            left_out += 1
+            continue
+        kept.extend(turn)
+    return kept, left_out
 
 
 def _turns(messages: list[Message]) -> list[Turn]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
@@ -23,10 +24,13 @@ from chatmemory.domain.ids import (
     parse_message_id,
 )
 from chatmemory.domain.memory import Memory, StatedBy, Status
+from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
 from chatmemory.domain.secrets import refuse_secrets
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.ports import MAX_PAGE, Clock, MemoryQuery, Page, Store
+from chatmemory.ports import MAX_PAGE, Clock, MemoryQuery, Page, PurgeStarter, Store
 from chatmemory.services.indexing import MemoryIndexer
+
+log = logging.getLogger(__name__)
 
 # How many deterministic ids to try before giving up on determinism for this belief.
 _MAX_ID_GENERATIONS = 20
@@ -59,13 +63,21 @@ class MemoryService:
     """Writes every change with its memory event, and refuses secrets before anything else.
 
     With an indexer, every new version is written with its vectors and published to the
-    vector index; deletes withdraw it (the read path filters tombstones regardless).
+    vector index; deletes withdraw it (the read path filters tombstones regardless). With a
+    purge starter, every delete then starts the purge of its other copies.
     """
 
-    def __init__(self, store: Store, clock: Clock, indexer: MemoryIndexer | None = None) -> None:
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        indexer: MemoryIndexer | None = None,
+        purges: PurgeStarter | None = None,
+    ) -> None:
         self._store = store
         self._clock = clock
         self._indexer = indexer
+        self._purges = purges
 
     # ---- reads ----------------------------------------------------------------------
 
@@ -285,7 +297,13 @@ class MemoryService:
         return corrected
 
     def delete(self, user_id: str, memory_id: str, *, actor: Actor = Actor.USER) -> Tombstone:
-        """Tombstone the memory and its older versions: hidden from the very next read."""
+        """Tombstone the memory and its older versions: hidden from the very next read.
+        The purge of every other copy starts next."""
+        tombstone = self._tombstone(user_id, memory_id, actor)
+        self._start_purge(user_id, [memory_id], tombstone.deleted_at)
+        return tombstone
+
+    def _tombstone(self, user_id: str, memory_id: str, actor: Actor) -> Tombstone:
         target = self.get(user_id, memory_id)
         versions = self._older_versions(user_id, target)
         tombstone = self._tombstone_for(user_id, [target, *versions], actor)
@@ -297,20 +315,23 @@ class MemoryService:
     def delete_many(
         self, user_id: str, memory_ids: Sequence[str], *, actor: Actor = Actor.USER
     ) -> list[str]:
-        """Delete each memory still visible; returns the ids that were deleted."""
+        """Delete each memory still visible (an undo); returns the ids that were deleted.
+        One purge covers them all."""
         deleted = []
         for memory_id in memory_ids:
             try:
-                self.delete(user_id, memory_id, actor=actor)
+                self._tombstone(user_id, memory_id, actor)
             except MemoryNotFound:
                 continue
             deleted.append(memory_id)
+        if deleted:
+            self._start_purge(user_id, deleted, self._clock.now())
         return deleted
 
     def forget_everything(self, user_id: str) -> int:
         """Hide every memory and the profile in one write, then tombstone each row for the purge.
 
-        Returns how many memories were tombstoned.
+        Returns how many memories were tombstoned. One purge covers them all.
         """
         now = self._clock.now()
         everything = list(self._store.iter_memories(user_id, MemoryQuery(status=None)))
@@ -326,7 +347,22 @@ class MemoryService:
         if batch:
             self._store.tombstone_memories(user_id, batch, events)
         self._withdraw(user_id, [memory.memory_id for memory in everything])
+        self._start_purge(user_id, [], now)
         return len(everything)
+
+    def _start_purge(self, user_id: str, memory_ids: Sequence[str], as_of: datetime) -> None:
+        """Start the purge; if it cannot start, the delete still stands (the tombstone hides
+        the memory) and the daily sweep starts the purge later."""
+        if self._purges is None:
+            return
+        chunks = [memory_ids[i : i + MAX_NAMED] for i in range(0, len(memory_ids), MAX_NAMED)]
+        for chunk in chunks or [()]:
+            try:
+                self._purges.start_purge(
+                    PurgeRequest(user_id=user_id, as_of=as_of, memory_ids=tuple(chunk))
+                )
+            except Exception as exc:
+                log.warning("purge not started", extra={"error_type": type(exc).__name__})
 
     # ---- helpers --------------------------------------------------------------------
 

@@ -7,10 +7,9 @@ from datetime import datetime
 
 from chatmemory.domain.errors import NoticeNotFound
 from chatmemory.domain.events import Actor
+from chatmemory.domain.notice import announce
 from chatmemory.ports import Clock, Store
 from chatmemory.services.memories import MemoryService
-
-NOTICE_PREFIX = "noted: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,7 +45,7 @@ class NoticeService:
             views.append(
                 NoticeView(
                     notice_id=notice.notice_id,
-                    text=NOTICE_PREFIX + " · ".join(memory.text for memory in visible),
+                    text=announce(memory.text for memory in visible),
                     memory_ids=tuple(memory.memory_id for memory in visible),
                     created_at=notice.created_at,
                     persona=notice.persona,

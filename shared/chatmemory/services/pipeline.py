@@ -38,9 +38,8 @@ from chatmemory.domain.ids import (
     normalise_for_identity,
 )
 from chatmemory.domain.memory import Memory, Status
-from chatmemory.domain.notice import Notice
-from chatmemory.domain.profile import Profile
-from chatmemory.domain.profile_digest import build_digest, qualifies
+from chatmemory.domain.notice import Notice, announce
+from chatmemory.domain.profile_digest import qualifies
 from chatmemory.domain.routing import Action, Neighbour, Resolved, numbered, resolve
 from chatmemory.ports import (
     Clock,
@@ -53,6 +52,7 @@ from chatmemory.ports import (
     VectorIndex,
 )
 from chatmemory.services.memories import MemoryService
+from chatmemory.services.profile import ProfileBuilder
 
 log = logging.getLogger(__name__)
 
@@ -261,11 +261,15 @@ class WritePipeline:
         return self._routed(routed)
 
     def _routed(self, run: ExtractionRun) -> dict[str, Any]:
+        rows = self._store.get_memories(run.user_id, list(run.written))
         return {
             "user_id": run.user_id,
             "run_id": run.run_id,
             "persona": run.persona,
             "written": len(run.written),
+            # of which: corrections of an older memory, facts that stopped being true
+            "superseded": sum(1 for memory in rows if memory.supersedes is not None),
+            "closed": sum(1 for memory in rows if memory.status is Status.CLOSED),
             "profile_affected": run.profile_affected,
         }
 
@@ -363,22 +367,7 @@ class WritePipeline:
 
     def rebuild_profile(self, user_id: str, persona: str) -> dict[str, Any]:
         """Rebuild the digest from the active memories; unchanged digests are not rewritten."""
-        memories = list(self._store.iter_memories(user_id, MemoryQuery(persona=persona)))
-        digest = build_digest(memories)
-        current = self._store.get_profile(user_id, persona)
-        if current and current.built_from == digest.built_from and current.text == digest.text:
-            return {"rebuilt": False}
-        self._store.put_profile(
-            Profile(
-                user_id=user_id,
-                persona=persona,
-                text=digest.text,
-                token_count=digest.tokens,
-                built_from=digest.built_from,
-                rebuilt_at=self._clock.now(),
-            )
-        )
-        return {"rebuilt": True}
+        return {"rebuilt": ProfileBuilder(self._store, self._clock).rebuild(user_id, persona)}
 
     def notify(self, user_id: str, run_id: str) -> dict[str, Any]:
         """One notice per conversation per run: "noted: … · undo"."""
@@ -397,7 +386,7 @@ class WritePipeline:
             Notice(
                 user_id=user_id,
                 notice_id=notice_id,
-                text="noted: " + " · ".join(memory.text for memory in new_rows),
+                text=announce(memory.text for memory in new_rows),
                 memory_ids=tuple(memory.memory_id for memory in new_rows),
                 created_at=self._clock.now(),
                 persona=run.persona,

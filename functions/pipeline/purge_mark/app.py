@@ -1,0 +1,41 @@
+"""Lambda entry point for the purge pipeline's MarkPurged task, the last one.
+
+Marks the request's tombstones purged; from then on the read path shows the rebuilt
+profile and summaries again. Publishes how many memories were purged and how long after
+the delete (PurgeLatency, the oldest deletion's). Answers `{"purged", "latency_ms"}`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from aws_lambda_powertools.metrics import MetricUnit
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from chatmemory.api.purge_tasks import purge_request, scope
+from chatmemory.api.telemetry import count, logger, metrics, tracer
+from chatmemory.config import container
+
+# A step that changes nothing publishes no metrics; that is expected, not worth a warning.
+warnings.filterwarnings("ignore", message="No application metrics to publish")
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    request = purge_request(event)
+    logger.append_keys(**scope(request))
+    try:
+        result = container().purge.mark_purged(request)
+    except Exception:
+        count("PurgeStepFailed")
+        raise
+    if result["purged"]:
+        count("MemoriesPurged", int(result["purged"]))
+        metrics.add_metric(
+            name="PurgeLatency", unit=MetricUnit.Milliseconds, value=result["latency_ms"]
+        )
+    logger.info("purged", extra=result)
+    return result

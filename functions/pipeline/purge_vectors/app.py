@@ -1,0 +1,35 @@
+"""Lambda entry point for the purge pipeline's RemoveVectors task.
+
+Removes the index documents of every version of the purged memories from the vector
+index (OpenSearch on AWS). Removing a document that is already gone is a no-op, so a
+retry is harmless. Answers `{"removed": n}`.
+"""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+from aws_lambda_powertools.utilities.typing import LambdaContext
+
+from chatmemory.api.purge_tasks import purge_request, scope
+from chatmemory.api.telemetry import count, logger, metrics, tracer
+from chatmemory.config import container
+
+# A step that changes nothing publishes no metrics; that is expected, not worth a warning.
+warnings.filterwarnings("ignore", message="No application metrics to publish")
+
+
+@logger.inject_lambda_context(clear_state=True)
+@tracer.capture_lambda_handler
+@metrics.log_metrics
+def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
+    request = purge_request(event)
+    logger.append_keys(**scope(request))
+    try:
+        result = container().purge.remove_vectors(request)
+    except Exception:
+        count("PurgeStepFailed")
+        raise
+    logger.info("vectors removed", extra=result)
+    return result

@@ -1,0 +1,39 @@
+"""The profile digest, rebuilt from the active memories whenever one it rests on changes.
+
+Both pipelines need it: the write pipeline after it changed a memory the profile was
+built from, the purge after it removed one.
+"""
+
+from __future__ import annotations
+
+from chatmemory.domain.profile import Profile
+from chatmemory.domain.profile_digest import build_digest
+from chatmemory.ports import Clock, MemoryQuery, Store
+
+
+class ProfileBuilder:
+    def __init__(self, store: Store, clock: Clock) -> None:
+        self._store = store
+        self._clock = clock
+
+    def rebuild(self, user_id: str, persona: str) -> bool:
+        """Rebuild the digest from what is visible now; an unchanged digest is not rewritten.
+
+        Tombstoned rows are not visible, so a rebuild never brings a deleted memory back.
+        """
+        memories = list(self._store.iter_memories(user_id, MemoryQuery(persona=persona)))
+        digest = build_digest(memories)
+        current = self._store.get_profile(user_id, persona)
+        if current and current.built_from == digest.built_from and current.text == digest.text:
+            return False
+        self._store.put_profile(
+            Profile(
+                user_id=user_id,
+                persona=persona,
+                text=digest.text,
+                token_count=digest.tokens,
+                built_from=digest.built_from,
+                rebuilt_at=self._clock.now(),
+            )
+        )
+        return True

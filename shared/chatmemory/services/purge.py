@@ -1,0 +1,264 @@
+"""The purge: after a delete, remove or rebuild every copy of the memory.
+
+A delete writes a tombstone at once and the read path filters by it; the purge then, in
+order: removes the index documents → deletes the rows of every version (the tombstone
+stays, ids and times only) and the notices and pipeline runs that quote them → rebuilds
+each profile built from one of them → rewrites each conversation summary that folded in
+one of their source messages → marks the tombstones purged. Until that last step the read
+path keeps withholding whatever may still hold the words.
+
+A purge covers the user's unpurged tombstones deleted up to `as_of` — all of them, or
+those of `memory_ids` — so a delete, an undo of several memories and "forget everything"
+are one path, and a delete that lands mid-purge waits for its own run. Each step is
+idempotent and reads the tombstones afresh, so a retried step, a repeated run or a
+re-drive by the daily sweep changes nothing twice.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import logging
+from collections.abc import Callable, Sequence
+from datetime import timedelta
+from typing import Any, TypeVar, cast
+
+from chatmemory.domain.notice import announce
+from chatmemory.domain.purge import PurgeRequest
+from chatmemory.domain.tombstone import Tombstone
+from chatmemory.ports import Clock, PurgeStarter, Store, VectorIndex
+from chatmemory.services.folding import Folder
+from chatmemory.services.profile import ProfileBuilder
+
+log = logging.getLogger(__name__)
+
+#: a purge not finished this long after its delete is started again by the sweep
+PURGE_GRACE = timedelta(minutes=15)
+
+
+_Step = TypeVar("_Step", bound=Callable[..., dict[str, Any]])
+
+
+def _records_failure(step: _Step) -> _Step:
+    """A step that fails keeps the error's kind on its tombstones, then fails: the state
+    machine retries it, and a redrive (or the sweep) resumes from it."""
+
+    @functools.wraps(step)
+    def recorded(self: PurgePipeline, request: PurgeRequest, *args: Any) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = step(self, request, *args)
+        except Exception as exc:
+            self.record_failure(request, type(exc).__name__)
+            raise
+        return result
+
+    return cast(_Step, recorded)
+
+
+class PurgePipeline:
+    """The purge's steps, each a service call a Lambda (or the local runner) makes."""
+
+    def __init__(
+        self,
+        store: Store,
+        clock: Clock,
+        *,
+        index: VectorIndex | Callable[[], VectorIndex],
+        folder: Folder | Callable[[], Folder],
+    ) -> None:
+        """The index and the folder (which needs the model) may be factories: a step
+        builds only what it uses."""
+        self._store = store
+        self._clock = clock
+        self._index_part = index
+        self._folder_part = folder
+        self._profiles = ProfileBuilder(store, clock)
+
+    @property
+    def _index(self) -> VectorIndex:
+        if not isinstance(self._index_part, VectorIndex):
+            self._index_part = self._index_part()
+        return self._index_part
+
+    @property
+    def _folder(self) -> Folder:
+        if not isinstance(self._folder_part, Folder):
+            self._folder_part = self._folder_part()
+        return self._folder_part
+
+    def _selected(self, request: PurgeRequest) -> list[Tombstone]:
+        return [
+            tombstone
+            for tombstone in self._store.list_tombstones(request.user_id, unpurged_only=True)
+            if request.covers(tombstone)
+        ]
+
+    @staticmethod
+    def _versions(tombstones: Sequence[Tombstone]) -> list[str]:
+        return list(dict.fromkeys(v for tombstone in tombstones for v in tombstone.versions))
+
+    # ---- the steps ----------------------------------------------------------------------
+
+    @_records_failure
+    def plan(self, request: PurgeRequest) -> dict[str, Any]:
+        """What this purge will touch: how many deletions, which profiles, which summaries."""
+        tombstones = self._selected(request)
+        versions = set(self._versions(tombstones))
+        personas = []
+        for persona in dict.fromkeys(tombstone.persona for tombstone in tombstones):
+            profile = self._store.get_profile(request.user_id, persona)
+            if profile is not None and versions.intersection(profile.built_from):
+                personas.append(persona)
+        conversations = []
+        for conversation_id in dict.fromkeys(
+            c for tombstone in tombstones for c in tombstone.conversation_ids
+        ):
+            conversation = self._store.get_conversation(request.user_id, conversation_id)
+            if conversation is not None and conversation.summary_upto_seq > 0:
+                conversations.append(conversation_id)
+        return {
+            "tombstones": len(tombstones),
+            "personas": personas,
+            "conversations": conversations,
+        }
+
+    @_records_failure
+    def remove_vectors(self, request: PurgeRequest) -> dict[str, Any]:
+        """Drop the index documents of every version (removing a missing one is a no-op)."""
+        versions = self._versions(self._selected(request))
+        if versions:
+            self._index.remove(request.user_id, versions)
+        return {"removed": len(versions)}
+
+    @_records_failure
+    def delete_rows(self, request: PurgeRequest) -> dict[str, Any]:
+        """Delete the rows of every version, and the notices and runs that quote them."""
+        tombstones = self._selected(request)
+        versions = self._versions(tombstones)
+        self._store.purge_memories(request.user_id, versions)
+        notices = self._forget_in_notices(request.user_id, versions)
+        conversations = list(dict.fromkeys(c for t in tombstones for c in t.conversation_ids))
+        for conversation_id in conversations:
+            # A run's candidates quote what was said; finished runs are only a record.
+            self._store.delete_extraction_runs(request.user_id, conversation_id)
+        return {"rows": len(versions), "notices": notices, "runs_of": len(conversations)}
+
+    def _forget_in_notices(self, user_id: str, purged: Sequence[str]) -> int:
+        """Drop the purged memories from every notice; a notice left with none is deleted."""
+        gone = set(purged)
+        changed = 0
+        for notice in self._store.notices_about(user_id, purged):
+            left = self._store.get_memories(
+                user_id, [m for m in notice.memory_ids if m not in gone]
+            )
+            self._store.delete_notices(user_id, [notice.notice_id])
+            if left:
+                self._store.add_notice(
+                    dataclasses.replace(
+                        notice,
+                        text=announce(memory.text for memory in left),
+                        memory_ids=tuple(memory.memory_id for memory in left),
+                    )
+                )
+            changed += 1
+        return changed
+
+    @_records_failure
+    def rebuild_profile(self, request: PurgeRequest, persona: str) -> dict[str, Any]:
+        """The digest again, from what is visible (deleted rows are not)."""
+        return {"rebuilt": self._profiles.rebuild(request.user_id, persona)}
+
+    @_records_failure
+    def rewrite_summary(self, request: PurgeRequest, conversation_id: str) -> dict[str, Any]:
+        """The summary again, from raw messages, without any deleted memory's turns."""
+        rewrite = self._folder.rewrite_without_deleted(request.user_id, conversation_id)
+        return {"rewritten": rewrite.rewritten, "turns_left_out": rewrite.turns_left_out}
+
+    @_records_failure
+    def mark_purged(self, request: PurgeRequest) -> dict[str, Any]:
+        """The last step: the read path stops withholding what these deletions touched."""
+        now = self._clock.now()
+        tombstones = self._selected(request)
+        for tombstone in tombstones:
+            self._store.put_tombstone(
+                dataclasses.replace(tombstone, purged_at=now, purge_error=None)
+            )
+        oldest = min((t.deleted_at for t in tombstones), default=now)
+        return {
+            "purged": len(tombstones),
+            "latency_ms": int((now - oldest).total_seconds() * 1000),
+        }
+
+    def record_failure(self, request: PurgeRequest, error: str) -> dict[str, Any]:
+        """Keep the error's kind on each tombstone (never its text); the tombstones stay
+        unpurged, so the read path keeps filtering and the sweep tries again."""
+        kind = error[:80] or "Unknown"
+        log.error("purge failed", extra={"error_type": kind})
+        try:
+            tombstones = self._selected(request)
+            for tombstone in tombstones:
+                self._store.put_tombstone(dataclasses.replace(tombstone, purge_error=kind))
+        except Exception as exc:  # the step's own error is the one to report
+            log.warning("purge failure not recorded", extra={"error_type": type(exc).__name__})
+            return {"recorded": 0, "error": kind}
+        return {"recorded": len(tombstones), "error": kind}
+
+    # ---- the whole run, in this process -------------------------------------------------
+
+    def run(self, request: PurgeRequest) -> dict[str, Any]:
+        """Every step in the state machine's order (the local runner, and tests)."""
+        plan = self.plan(request)
+        if not plan["tombstones"]:
+            return {"purged": 0, "latency_ms": 0}
+        self.remove_vectors(request)
+        self.delete_rows(request)
+        for persona in plan["personas"]:
+            self.rebuild_profile(request, persona)
+        for conversation_id in plan["conversations"]:
+            self.rewrite_summary(request, conversation_id)
+        return self.mark_purged(request)
+
+
+class InProcessPurge(PurgeStarter):
+    """Runs the whole purge before returning (where no local queue runs it later)."""
+
+    def __init__(self, pipeline: PurgePipeline) -> None:
+        self._pipeline = pipeline
+
+    def start_purge(self, request: PurgeRequest, *, origin: str = "delete") -> bool:
+        self._pipeline.run(request)
+        return True
+
+
+class PurgeSweep:
+    """Starts a purge for every user whose deletions are still not purged (a failed or
+    lost run): the daily sweep on AWS, `chatmemory flush` locally."""
+
+    def __init__(self, store: Store, clock: Clock, starter: PurgeStarter) -> None:
+        self._store = store
+        self._clock = clock
+        self._starter = starter
+
+    def sweep(self, *, now_or_never: bool = False, batch: int = 100) -> int:
+        """Start one purge per such user; how many started."""
+        now = self._clock.now()
+        # "now or never" takes every deletion so far, including one made this instant.
+        cutoff = now + timedelta(seconds=1) if now_or_never else now - PURGE_GRACE
+        started = 0
+        seen: set[str] = set()
+        while True:
+            # Started purges may still be running (on AWS they are): ask past those seen.
+            pending = self._store.pending_purges(deleted_before=cutoff, limit=batch + len(seen))
+            users = [user_id for user_id in pending if user_id not in seen]
+            if not users:
+                return started
+            for user_id in users:
+                seen.add(user_id)
+                try:
+                    started += self._starter.start_purge(
+                        PurgeRequest(user_id=user_id, as_of=cutoff), origin="sweep"
+                    )
+                except Exception as exc:  # one user's failure never stops the sweep
+                    log.warning(
+                        "sweep could not start a purge", extra={"error_type": type(exc).__name__}
+                    )
