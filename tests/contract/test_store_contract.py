@@ -13,7 +13,7 @@ import pytest
 
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.domain import vectors
-from chatmemory.domain.conversation import Role
+from chatmemory.domain.conversation import Conversation, Role
 from chatmemory.domain.errors import (
     ConcurrentChange,
     ConversationNotFound,
@@ -840,7 +840,8 @@ def test_conversations_list_most_recently_updated_first(store: Store, clock: Man
     ]
 
 
-def test_two_folds_from_the_same_state_cannot_both_win(store: Store, clock: ManualClock) -> None:
+def _eight_turns(store: Store, clock: ManualClock) -> Conversation:
+    """A conversation of Alice's with eight user messages and no summary yet."""
     conversation = builders.conversation(ALICE, clock.now())
     store.create_conversation(conversation)
     for turn in range(8):
@@ -852,6 +853,11 @@ def test_two_folds_from_the_same_state_cannot_both_win(store: Store, clock: Manu
             tokens=2,
             at=clock.now(),
         )
+    return conversation
+
+
+def test_two_folds_from_the_same_state_cannot_both_win(store: Store, clock: ManualClock) -> None:
+    conversation = _eight_turns(store, clock)
 
     first = store.update_summary(
         ALICE,
@@ -896,17 +902,7 @@ def test_a_rewrite_of_the_summary_beats_a_fold_that_read_it_before(
     store: Store, clock: ManualClock
 ) -> None:
     # Given a folded conversation
-    conversation = builders.conversation(ALICE, clock.now())
-    store.create_conversation(conversation)
-    for turn in range(8):
-        store.append_message(
-            ALICE,
-            conversation.conversation_id,
-            role=Role.USER,
-            content=f"turn {turn}",
-            tokens=2,
-            at=clock.now(),
-        )
+    conversation = _eight_turns(store, clock)
     assert store.update_summary(
         ALICE,
         conversation.conversation_id,

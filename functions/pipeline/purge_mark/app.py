@@ -13,11 +13,11 @@ from typing import Any
 from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from chatmemory.api.purge_tasks import purge_request, scope
+from chatmemory.api.purge_tasks import run_step
 from chatmemory.api.telemetry import count, logger, metrics, tracer
 from chatmemory.config import container
 
-# A step that changes nothing publishes no metrics; that is expected, not worth a warning.
+# A repeated run purges nothing and publishes no metrics; not worth a warning.
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 
 
@@ -25,17 +25,10 @@ warnings.filterwarnings("ignore", message="No application metrics to publish")
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    request = purge_request(event)
-    logger.append_keys(**scope(request))
-    try:
-        result = container().purge.mark_purged(request)
-    except Exception:
-        count("PurgeStepFailed")
-        raise
+    result = run_step(event, "purged", container().purge.mark_purged)
     if result["purged"]:
         count("MemoriesPurged", int(result["purged"]))
         metrics.add_metric(
             name="PurgeLatency", unit=MetricUnit.Milliseconds, value=result["latency_ms"]
         )
-    logger.info("purged", extra=result)
     return result

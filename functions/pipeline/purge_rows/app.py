@@ -13,8 +13,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from chatmemory.api.purge_tasks import purge_request, scope
-from chatmemory.api.telemetry import count, logger, metrics, tracer
+from chatmemory.api.purge_tasks import run_step
+from chatmemory.api.telemetry import logger, metrics, tracer
 from chatmemory.config import container
 
 # A step that changes nothing publishes no metrics; that is expected, not worth a warning.
@@ -25,12 +25,4 @@ warnings.filterwarnings("ignore", message="No application metrics to publish")
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    request = purge_request(event)
-    logger.append_keys(**scope(request))
-    try:
-        result = container().purge.delete_rows(request)
-    except Exception:
-        count("PurgeStepFailed")
-        raise
-    logger.info("rows deleted", extra=result)
-    return result
+    return run_step(event, "rows deleted", container().purge.delete_rows)

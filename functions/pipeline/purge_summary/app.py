@@ -15,11 +15,11 @@ from typing import Any
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import BaseModel, Field
 
-from chatmemory.api.purge_tasks import purge_request, scope
+from chatmemory.api.purge_tasks import run_step
 from chatmemory.api.telemetry import count, logger, metrics, tracer
 from chatmemory.config import container
 
-# A step that changes nothing publishes no metrics; that is expected, not worth a warning.
+# A summary already clean is not rewritten and publishes no metrics; that is expected.
 warnings.filterwarnings("ignore", message="No application metrics to publish")
 
 
@@ -31,15 +31,13 @@ class SummaryItem(BaseModel):
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    request = purge_request(event)
     item = SummaryItem.model_validate(event)
-    logger.append_keys(conversation_id=item.conversation_id, **scope(request))
-    try:
-        result = container().purge.rewrite_summary(request, item.conversation_id)
-    except Exception:
-        count("PurgeStepFailed")
-        raise
+    logger.append_keys(conversation_id=item.conversation_id)
+    result = run_step(
+        event,
+        "summary rewritten",
+        lambda request: container().purge.rewrite_summary(request, item.conversation_id),
+    )
     if result["rewritten"]:
         count("SummaryRewritten")
-    logger.info("summary rewritten", extra=result)
     return result

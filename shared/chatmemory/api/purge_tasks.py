@@ -7,12 +7,14 @@ tombstones it covers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import datetime
 from typing import Any
 
 from aws_lambda_powertools.utilities.parser import parse
 from pydantic import BaseModel, Field
 
+from chatmemory.api.telemetry import count, logger
 from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
 from chatmemory.domain.time import from_storage
 
@@ -33,3 +35,27 @@ def purge_request(event: dict[str, Any]) -> PurgeRequest:
 def scope(request: PurgeRequest) -> dict[str, Any]:
     """Log keys for a purge: how many memories it names (0: everything up to as_of)."""
     return {"purge_as_of": request.to_payload()["as_of"], "purge_named": len(request.memory_ids)}
+
+
+def run_step(
+    event: dict[str, Any], done: str, step: Callable[[PurgeRequest], dict[str, Any]]
+) -> dict[str, Any]:
+    """One purge task: parse its request, run the step, log what it did (counts only).
+
+    A failure is counted (PurgeStepFailed, for the alarm) and raised, so the state
+    machine retries it; the service has already recorded it on the tombstones.
+    """
+    request = purge_request(event)
+    logger.append_keys(**scope(request))
+    try:
+        result = step(request)
+    except Exception:
+        count("PurgeStepFailed")
+        raise
+    logger.info(done, extra={key: _loggable(value) for key, value in result.items()})
+    return result
+
+
+def _loggable(value: Any) -> Any:
+    """Lists of ids are logged as their length: a log line needs the count, not the ids."""
+    return len(value) if isinstance(value, list) else value
