@@ -2,83 +2,28 @@
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 from urllib.error import HTTPError
 from urllib.request import Request, urlopen
 
-import jwt
 import pytest
 
-from chatmemory.adapters.clock import SystemClock
-from chatmemory.config import Container, Settings, use_container
-from chatmemory.local.server import LocalGateway, LocalServer
-from chatmemory.local.tokens import LocalTokens, load_or_create_secret
+from chatmemory.local.tokens import LocalTokens
+from tests.support.local_server import ROOT, Running, serve_locally
 
 pytestmark = pytest.mark.e2e
-ROOT = Path(__file__).resolve().parents[2]
-
-
-@dataclass
-class Answer:
-    status: int
-    headers: dict[str, str]
-    body: Any
-
-
-@dataclass
-class Running:
-    url: str
-    tokens: LocalTokens
-    secret: str
-
-    def call(
-        self,
-        method: str,
-        path: str,
-        *,
-        token: str | None = None,
-        body: Any = None,
-        raw: bytes | None = None,
-    ) -> Answer:
-        data = raw if raw is not None else (json.dumps(body).encode() if body is not None else None)
-        request = Request(self.url + path, data=data, method=method)  # noqa: S310 - our own local server
-        request.add_header("Content-Type", "application/json")
-        if token:
-            request.add_header("Authorization", f"Bearer {token}")
-        try:
-            with urlopen(request, timeout=10) as response:  # noqa: S310
-                payload = response.read()
-                status, headers = response.status, dict(response.headers)
-        except HTTPError as error:
-            payload, status, headers = error.read(), error.code, dict(error.headers)
-        return Answer(status, headers, json.loads(payload) if payload else None)
-
-    def token_for(self, user: str) -> str:
-        return self.tokens.issue(user, datetime.now(UTC))
 
 
 @pytest.fixture
 def server(tmp_path: Path, model_cache: Path) -> Iterator[Running]:
-    settings = Settings(state_dir=tmp_path, project_root=ROOT, model_cache=model_cache)
-    use_container(Container(settings, SystemClock()))
-    secret = load_or_create_secret(tmp_path)
-    tokens = LocalTokens(secret)
-    local = LocalServer("127.0.0.1", 0, LocalGateway(ROOT, tokens))
-    local.start()
-    try:
-        yield Running(url=local.url, tokens=tokens, secret=secret)
-    finally:
-        local.stop()
-        use_container(None)
+    with serve_locally(tmp_path, model_cache) as running:
+        yield running
 
 
 def test_the_whole_memories_contract_over_http(server: Running) -> None:
@@ -127,71 +72,6 @@ def test_the_whole_memories_contract_over_http(server: Running) -> None:
     server.call("POST", "/v1/memories", token=alice, body={"text": "Has a cat named Miso."})
     assert server.call("DELETE", "/v1/memories", token=alice).status == 204
     assert server.call("GET", "/v1/memories?status=all", token=alice).body["memories"] == []
-
-
-def test_two_users_never_see_each_other(server: Running) -> None:
-    alice, bob = server.token_for("alice"), server.token_for("bob")
-    alices = server.call(
-        "POST", "/v1/memories", token=alice, body={"text": "Is preparing for GATE."}
-    )
-    memory_id = alices.body["memory_id"]
-
-    assert server.call("GET", "/v1/memories", token=bob).body["memories"] == []
-    for method, path, body in (
-        ("GET", f"/v1/memories/{memory_id}", None),
-        ("PATCH", f"/v1/memories/{memory_id}", {"text": "Is not preparing for GATE."}),
-        ("DELETE", f"/v1/memories/{memory_id}", None),
-        ("GET", f"/v1/memories/{memory_id}/history", None),
-    ):
-        answer = server.call(method, path, token=bob, body=body)
-        assert (answer.status, answer.body["error"]["code"]) == (404, "not_found"), (method, path)
-    assert server.call("GET", f"/v1/memories/{memory_id}", token=alice).status == 200
-
-
-def _forged(claims: dict[str, Any], key: str, algorithm: str = "HS256") -> str:
-    return jwt.encode(claims, key, algorithm=algorithm)
-
-
-def _unsigned(claims: dict[str, Any]) -> str:
-    def part(data: dict[str, Any]) -> str:
-        return base64.urlsafe_b64encode(json.dumps(data).encode()).decode().rstrip("=")
-
-    return f"{part({'alg': 'none', 'typ': 'JWT'})}.{part(claims)}."
-
-
-def test_missing_bad_expired_and_tampered_tokens_are_401(server: Running) -> None:
-    now = datetime.now(UTC)
-    valid = {
-        "sub": "alice",
-        "iss": "chatmemory-local",
-        "aud": "chatmemory",
-        "exp": int((now + timedelta(hours=1)).timestamp()),
-    }
-    expired = server.tokens.issue("alice", now - timedelta(days=2), ttl=timedelta(hours=1))
-    good = server.token_for("alice")
-    header, _, signature = good.split(".")
-    tampered_payload = (
-        base64.urlsafe_b64encode(
-            json.dumps(
-                {**jwt.decode(good, options={"verify_signature": False}), "sub": "bob"}
-            ).encode()
-        )
-        .decode()
-        .rstrip("=")
-    )
-    for token in (
-        None,
-        "not-a-token",
-        expired,
-        _forged(valid, "another-secret-that-is-long-enough-to-be-real"),
-        _unsigned(valid),
-        f"{header}.{tampered_payload}.{signature}",
-        _forged({k: v for k, v in valid.items() if k != "sub"}, server.secret),
-        _forged({**valid, "aud": "someone-else"}, server.secret),
-    ):
-        answer = server.call("GET", "/v1/memories", token=token)
-        assert (answer.status, answer.body["error"]["code"]) == (401, "unauthorized"), token
-    assert server.call("GET", "/v1/memories", token=good).status == 200
 
 
 def test_bad_input_over_http_writes_nothing(server: Running) -> None:

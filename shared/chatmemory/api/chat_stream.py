@@ -49,10 +49,16 @@ def sse(event: str, data: dict[str, Any]) -> bytes:
 def stream_chat(user_id: str, raw_body: bytes) -> StreamedResponse:
     """Start the turn; its first step runs before the status is chosen, so bad input,
     an unknown conversation or a model down at once still get a proper error status."""
+    # Described as the resolver's validation describes them on the JSON path: located
+    # under "body", and no body at all is a missing body rather than malformed JSON.
+    if not raw_body:
+        code, message = describe_validation_errors([{"type": "missing", "loc": ("body",)}])
+        return _error(HTTPStatus.BAD_REQUEST, code, message)
     try:
-        body = ChatRequest.model_validate_json(raw_body or b"")
+        body = ChatRequest.model_validate_json(raw_body)
     except ValidationError as exc:
-        code, message = describe_validation_errors(exc.errors())
+        errors = [{**error, "loc": ("body", *error["loc"])} for error in exc.errors()]
+        code, message = describe_validation_errors(errors)
         return _error(HTTPStatus.BAD_REQUEST, code, message)
     events = container().chat.turn(chat_turn(user_id, body))
     try:

@@ -24,6 +24,7 @@ from chatmemory.domain.errors import (
 )
 
 MAX_BODY_BYTES = 64 * 1024
+NOT_JSON = "the request body is not valid JSON"
 
 
 def error_response(
@@ -44,7 +45,7 @@ def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str]:
     location = [str(part) for part in first.get("loc", ())]
     context = first.get("ctx") or {}
     if kind == "json_invalid":
-        return "malformed_json", "the request body is not valid JSON"
+        return "malformed_json", NOT_JSON
     where, field = (location[0], ".".join(location[1:])) if location else ("body", "")
     if where == "body" and not field:
         if kind == "missing":
@@ -70,6 +71,8 @@ def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str]:
         "timezone_aware": "must carry a timezone (e.g. end with Z)",
         "datetime_type": "must be an ISO-8601 timestamp",
     }.get(kind, "is invalid")
+    if isinstance(context.get("error"), InvalidField):  # a domain rule, checked at the door
+        reason = context["error"].reason
     suffix = f" ({len(errors) - 1} more problem(s))" if len(errors) > 1 else ""
     return "validation_error", f"{where} field '{label}' {reason}{suffix}"
 
@@ -83,6 +86,8 @@ _INTERNAL = (
 _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], ...] = (
     (InvalidField, HTTPStatus.BAD_REQUEST, "validation_error", lambda e: f"{e.field} {e.reason}"),
     (SecretRefused, HTTPStatus.BAD_REQUEST, "secret_refused", str),
+    # Only the request body is decoded from bytes here: JSON that is not UTF-8 (API.md).
+    (UnicodeDecodeError, HTTPStatus.BAD_REQUEST, "malformed_json", lambda _: NOT_JSON),
     (Unauthorized, HTTPStatus.UNAUTHORIZED, "unauthorized", str),
     (NotFound, HTTPStatus.NOT_FOUND, "not_found", lambda e: f"{e.kind} not found"),
     (ConcurrentChange, HTTPStatus.CONFLICT, "conflict", str),
@@ -112,7 +117,7 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
         code, message = describe_validation_errors(exc.errors())
         return error_response(HTTPStatus.BAD_REQUEST, code, message)
 
-    @app.exception_handler([DomainError, Unauthorized])
+    @app.exception_handler([DomainError, Unauthorized, UnicodeDecodeError])
     def _domain(exc: Exception) -> Response[str]:
         status, code, message = describe_error(exc)
         if code in ("secret_refused", "model_unavailable"):

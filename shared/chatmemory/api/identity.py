@@ -22,7 +22,11 @@ def user_id_from_event(raw_event: Mapping[str, Any]) -> str:
     """
     context = raw_event.get("requestContext") or {}
     authorizer = context.get("authorizer") or {}
-    claims = (authorizer.get("jwt") or {}).get("claims") or {}
+    return user_id_from_claims((authorizer.get("jwt") or {}).get("claims") or {})
+
+
+def user_id_from_claims(claims: Mapping[str, Any]) -> str:
+    """The user id in a verified token's claims: its `sub`, if it is a usable user id."""
     subject = claims.get("sub")
     if not isinstance(subject, str) or not subject:
         raise Unauthorized("a valid bearer token is required")

@@ -6,7 +6,16 @@ from datetime import datetime
 from enum import StrEnum
 from typing import Annotated
 
-from pydantic import AwareDatetime, BaseModel, ConfigDict, Field, StrictBool
+from pydantic import (
+    AfterValidator,
+    AwareDatetime,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StrictBool,
+)
+from pydantic_core import PydanticCustomError
 
 from chatmemory.domain import rules
 from chatmemory.domain.events import MemoryEvent
@@ -22,6 +31,28 @@ CategoryName = Annotated[
     str, Field(min_length=1, max_length=rules.CATEGORY_MAX, pattern=r"^[a-z][a-z0-9_]*$")
 ]
 MemoryText = Annotated[str, Field(min_length=1, max_length=rules.MEMORY_TEXT_MAX)]
+
+
+def _iso_text(value: object) -> object:
+    """Timestamps arrive as ISO-8601 strings (API.md); pydantic would also take a number as
+    epoch seconds, which the contract never promised and a client would not expect."""
+    if not isinstance(value, str | datetime):
+        raise PydanticCustomError("datetime_type", "Input should be an ISO-8601 timestamp")
+    return value
+
+
+Timestamp = Annotated[AwareDatetime, BeforeValidator(_iso_text)]
+
+
+def _storable_message(value: str) -> str:
+    """A message the conversation can store, checked before the model is called: a blank
+    one would otherwise be refused only after the reply, mid-stream."""
+    return rules.text("message", value, rules.MESSAGE_MAX)
+
+
+ChatMessage = Annotated[
+    str, Field(min_length=1, max_length=rules.MESSAGE_MAX), AfterValidator(_storable_message)
+]
 RECOMMENDED_CATEGORIES = (
     "diet, location, work, education, family, pets, health, hobbies, language, travel, "
     "preferences, relationships, goals, general"
@@ -41,7 +72,7 @@ class MemoryCreate(_Body):
         default=None, description=f"snake_case, ≤ 40 chars. Recommended: {RECOMMENDED_CATEGORIES}."
     )
     persona: PersonaName | None = Field(default=None, description='Default "assistant".')
-    valid_until: AwareDatetime | None = Field(
+    valid_until: Timestamp | None = Field(
         default=None, description="When this stops being true (shelf life), ISO-8601 UTC."
     )
 
@@ -49,7 +80,7 @@ class MemoryCreate(_Body):
 class MemoryCorrection(_Body):
     text: MemoryText
     category: CategoryName | None = None
-    valid_until: AwareDatetime | None = None
+    valid_until: Timestamp | None = None
 
 
 class SettingsUpdate(_Body):
@@ -72,7 +103,7 @@ class ChatRequest(_Body):
     conversation_id: Annotated[str, Field(min_length=1, max_length=64)] | None = Field(
         default=None, description="Omitted: start a new conversation."
     )
-    message: Annotated[str, Field(min_length=1, max_length=rules.MESSAGE_MAX)]
+    message: ChatMessage
     temporary: StrictBool = Field(
         default=False, description="Reads no memory and writes none; messages expire."
     )

@@ -25,6 +25,7 @@ from urllib.parse import urlsplit
 
 from chatmemory.api.chat_stream import StreamedResponse, stream_chat, wants_stream
 from chatmemory.api.errors import MAX_BODY_BYTES
+from chatmemory.api.identity import Unauthorized, user_id_from_claims
 from chatmemory.local.gateway_events import build_event, parse_response
 from chatmemory.local.sam_template import HttpRoute, http_routes, load_template, match_route
 from chatmemory.local.tokens import InvalidToken, LocalTokens
@@ -147,16 +148,15 @@ class _RequestHandler(BaseHTTPRequestHandler):
         try:
             claims = self.gateway.authorize(route, self.headers.get("Authorization"))
         except InvalidToken:
-            return self._error(
-                HTTPStatus.UNAUTHORIZED,
-                "unauthorized",
-                "a valid bearer token is required",
-                {"WWW-Authenticate": "Bearer"},
-            )
+            return self._unauthorized("a valid bearer token is required")
         if route.path == "/v1/chat" and wants_stream(self.headers.get("Accept")):
-            # API Gateway cannot stream; on AWS this call goes to the streaming Function URL.
-            assert claims is not None
-            return self._stream(stream_chat(str(claims["sub"]), body))
+            # API Gateway cannot stream; on AWS this call goes to the streaming Function URL,
+            # which takes the user id from the token by the same rule as the handlers.
+            try:
+                user_id = user_id_from_claims(claims or {})
+            except Unauthorized as exc:
+                return self._unauthorized(str(exc))
+            return self._stream(stream_chat(user_id, body))
         event = build_event(
             method=self.command,
             raw_path=path,
@@ -218,6 +218,11 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except (BrokenPipeError, ConnectionResetError):
             self.close_connection = True  # the client left; the turn is finished or discarded
         return response.status
+
+    def _unauthorized(self, message: str) -> int:
+        return self._error(
+            HTTPStatus.UNAUTHORIZED, "unauthorized", message, {"WWW-Authenticate": "Bearer"}
+        )
 
     def _error(
         self,
