@@ -6,6 +6,7 @@ from __future__ import annotations
 import http.client
 import json
 import logging
+import threading
 from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -106,21 +107,27 @@ def running(tmp_path: Path, clock: ManualClock, issuer: Issuer) -> Iterator[Runn
 
 
 class Records(logging.Handler):
+    """Keeps what the service logs; `request_logged` is set by the per-request line,
+    which the server writes after the response has gone out."""
+
     def __init__(self) -> None:
         super().__init__()
         self.records: list[logging.LogRecord] = []
+        self.request_logged = threading.Event()
 
     def emit(self, record: logging.LogRecord) -> None:
         self.records.append(record)
+        if record.getMessage() == "request":
+            self.request_logged.set()
 
 
 @pytest.fixture
-def log_records() -> Iterator[list[logging.LogRecord]]:
+def log_records() -> Iterator[Records]:
     handler = Records()
     service_logger = logging.getLogger("chatmemory")  # powertools' logger for the service
     service_logger.addHandler(handler)
     try:
-        yield handler.records
+        yield handler
     finally:
         service_logger.removeHandler(handler)
 
@@ -313,7 +320,7 @@ def test_a_known_path_with_the_wrong_method_is_405(running: Running) -> None:
 
 
 def test_each_request_logs_one_line_without_body_or_token(
-    running: Running, log_records: list[logging.LogRecord]
+    running: Running, log_records: Records
 ) -> None:
     # Given a request with a secret-looking message and a token
     token = running.issuer.token(sub=USER)
@@ -323,11 +330,12 @@ def test_each_request_logs_one_line_without_body_or_token(
     running.call("POST", "/v1/chat?secretquery=1", token=token, body={"message": message})
 
     # Then exactly one request line is logged: method, path, status, time
-    lines = [record for record in log_records if record.getMessage() == "request"]
+    assert log_records.request_logged.wait(timeout=10)  # written just after the response
+    lines = [record for record in log_records.records if record.getMessage() == "request"]
     assert len(lines) == 1
     line = lines[0].__dict__
     assert (line["method"], line["path"], line["status"]) == ("POST", "/v1/chat", 200)
     assert line["duration_ms"] >= 0
     # And nothing logged holds the token, the message or the query
-    logged = json.dumps([record.__dict__ for record in log_records], default=str)
+    logged = json.dumps([record.__dict__ for record in log_records.records], default=str)
     assert token not in logged and "pineapples" not in logged and "secretquery" not in logged
