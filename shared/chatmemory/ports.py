@@ -147,6 +147,14 @@ class Store(ABC):
                 return
             cursor = page.next_cursor
 
+    def visible_ids(self, user_id: str, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these ids still name a visible memory (any status): ids only, no text.
+
+        The read path's check that a recent reply it is about to show did not quote a
+        memory deleted since; it reads no memory into the prompt.
+        """
+        return {memory.memory_id for memory in self.get_memories(user_id, memory_ids)}
+
     @abstractmethod
     def memory_digests(self, user_id: str, persona: str | None = None) -> list[MemoryDigest]:
         """Every visible active memory, lean (all personas if None), newest first.

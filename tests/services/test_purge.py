@@ -5,7 +5,7 @@ notices quoting it — and the tombstone is all that is left."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
 from pathlib import Path
 
@@ -13,15 +13,17 @@ import pytest
 
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.local_jobs import QueuedJobs
+from chatmemory.adapters.offline_model import OfflineModel
 from chatmemory.config import Container, Settings
-from chatmemory.domain.errors import ModelUnavailable
+from chatmemory.domain.errors import InvalidField, ModelUnavailable
 from chatmemory.domain.events import Op
 from chatmemory.domain.extraction import run_id_for
 from chatmemory.domain.memory import Memory
+from chatmemory.domain.prompt import Turn
 from chatmemory.domain.purge import PurgeRequest
 from chatmemory.ports import MemoryQuery, Store
 from chatmemory.services.chat import ChatRequest, ChatResult
-from chatmemory.services.context import ContextRequest
+from chatmemory.services.context import WITHDRAWN_REPLY, ContextRequest
 from chatmemory.services.memories import NewMemory
 from chatmemory.services.purge import PURGE_GRACE
 
@@ -421,3 +423,83 @@ def test_a_delete_stands_even_if_the_purge_cannot_start(
     assert product.unpurged() == []
     stale = dataclasses.replace(memory)
     assert product.store.add_memory(stale) is False  # an id is never reused
+
+
+class QuotingSummarizer(OfflineModel):
+    """Summarizes replies too, as Claude does (the stand-in keeps only the user's words)."""
+
+    def summarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
+        said = super().summarize(summary, turns, max_tokens=max_tokens)
+        recalled = [
+            "- The assistant recalled: " + t.content.split("taking into account: ")[1][:120]
+            for t in turns
+            if t.role != "user" and "taking into account: " in t.content
+        ]
+        return "\n".join([*recalled, said])
+
+
+def test_a_reply_that_used_a_deleted_memory_is_withdrawn_and_rewritten_out(
+    product: Product,
+) -> None:
+    # Given a memory recalled in another conversation, whose reply quoted it and was
+    # folded into that conversation's summary by a summarizer that keeps replies
+    product.container.__dict__["model"] = QuotingSummarizer()
+    memory = product.remember("My tortoise is called Quizzleberry.")
+    asking = product.say("What is my tortoise called?")
+    assert "Quizzleberry" in product.context_text("and then?", asking)  # the reply quotes it
+    for line in SMALL_TALK:
+        product.say(line, asking)
+    assert "Quizzleberry" in product.summary(asking)
+
+    # When the memory is deleted, before any purge
+    product.container.memories.delete(ALICE, memory.memory_id)
+
+    # Then neither the reply nor the summary reaches the prompt
+    assert "Quizzleberry" not in product.context_text("and then?", asking)
+
+    # And the purge rewrites that summary without the turn whose reply used it
+    product.jobs.run_pending()
+    assert "Quizzleberry" not in product.summary(asking)
+    assert "moon landing" in product.summary(asking)
+    assert "Quizzleberry" not in product.context_text("and then?", asking)
+
+
+def test_a_reply_that_used_a_deleted_memory_is_withdrawn_from_the_recent_turns(
+    product: Product,
+) -> None:
+    # Given a reply, still in the verbatim window, that used a memory
+    memory = product.remember("My tortoise is called Quizzleberry.")
+    conversation_id = product.say("What is my tortoise called?")
+    assert "Quizzleberry" in product.context_text("thanks", conversation_id)
+
+    # When the memory is deleted and purged
+    product.container.memories.delete(ALICE, memory.memory_id)
+    product.jobs.run_pending()
+
+    # Then the reply is withdrawn from what the model sees; the user's own words stay
+    built = product.container.context.build(
+        ContextRequest(user_id=ALICE, message="thanks", conversation_id=conversation_id)
+    )
+    assert [turn.content for turn in built.blocks.recent] == [
+        "What is my tortoise called?",
+        WITHDRAWN_REPLY,
+    ]
+
+
+def test_temporary_cannot_be_switched_on_inside_a_kept_conversation(product: Product) -> None:
+    # Given a kept conversation
+    conversation_id = product.say("Let's plan my week.")
+
+    # When a turn in it asks to be temporary
+    with pytest.raises(InvalidField) as refused:
+        product.container.context.build(
+            ContextRequest(
+                user_id=ALICE,
+                message="off the record",
+                conversation_id=conversation_id,
+                temporary=True,
+            )
+        )
+
+    # Then it is refused (a kept conversation is read later and never expires)
+    assert refused.value.field == "temporary"

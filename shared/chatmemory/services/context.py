@@ -4,7 +4,8 @@ Unless the chat is temporary or memory is off for this user and persona: the pro
 the note and the memories recalled for this message. Always: the conversation's summary
 and its recent turns. Tombstones are checked before anything enters the prompt — a
 profile or a summary that may still hold a deleted memory (its purge has not finished)
-is withheld, not trusted.
+is withheld, not trusted, and so is a recent reply that quoted a memory since deleted
+(raw messages are never rewritten; the user's own words stay).
 """
 
 from __future__ import annotations
@@ -15,8 +16,8 @@ from importlib import resources
 
 from chatmemory.domain import rules
 from chatmemory.domain.conversation import Conversation, Message
-from chatmemory.domain.errors import ConversationNotFound
-from chatmemory.domain.ids import is_conversation_id, parse_message_id
+from chatmemory.domain.errors import ConversationNotFound, InvalidField
+from chatmemory.domain.ids import is_conversation_id
 from chatmemory.domain.prompt import ContextBlocks, RememberedLine, RenderedPrompt, Turn, render
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports import Clock, Store
@@ -26,6 +27,8 @@ log = logging.getLogger(__name__)
 
 #: verbatim turns kept after the summary; folding keeps this under 12 exchanges
 RECENT_MESSAGES_CAP = 24
+#: what the model sees instead of a reply that quoted a memory the user has deleted
+WITHDRAWN_REPLY = "(reply withdrawn: it used a memory the user has since deleted)"
 
 
 def chat_system_prompt() -> str:
@@ -130,6 +133,14 @@ class ContextService:
         conversation = self._store.get_conversation(request.user_id, request.conversation_id)
         if conversation is None:
             raise ConversationNotFound(request.conversation_id)
+        if request.temporary and not conversation.temporary:
+            # A kept conversation is read by the write pipeline and never expires: a turn
+            # in it cannot be off the record. Temporary is chosen when a chat starts.
+            raise InvalidField(
+                "temporary",
+                "can only be chosen when a conversation starts; this one is kept "
+                "(start a new conversation with temporary: true)",
+            )
         return conversation
 
     def _short_term(
@@ -143,12 +154,28 @@ class ContextService:
             after_seq=conversation.summary_upto_seq,
             last=RECENT_MESSAGES_CAP,
         )
-        recent = tuple(Turn(m.role.value, m.content) for m in messages)
+        quoted_deleted = self._replies_quoting_deleted(conversation.user_id, messages)
+        recent = tuple(
+            Turn(m.role.value, WITHDRAWN_REPLY if m.seq in quoted_deleted else m.content)
+            for m in messages
+        )
         summary = conversation.summary
-        if summary and _summary_may_hold_deleted(conversation, pending):
-            log.info("summary withheld until its purge rebuilds it")
+        if summary and pending:
+            # A summary may hold a deleted memory through the turn that stated it or a
+            # reply that used it, in any conversation; until the purge has rewritten the
+            # summaries that do, none is trusted.
+            log.info("summary withheld until a purge finishes")
             summary = ""
         return summary, recent
+
+    def _replies_quoting_deleted(self, user_id: str, messages: list[Message]) -> set[int]:
+        """Seqs of replies that used a memory which is gone since (deleted or forgotten —
+        or expired, which is withheld too rather than told apart at this cost)."""
+        used = {memory_id for m in messages for memory_id in m.memories_used}
+        if not used:
+            return set()
+        gone = used - self._store.visible_ids(user_id, sorted(used))
+        return {m.seq for m in messages if gone.intersection(m.memories_used)}
 
     def _profile(self, user_id: str, persona: str, pending: list[Tombstone]) -> str:
         profile = self._store.get_profile(user_id, persona)
@@ -159,19 +186,3 @@ class ContextService:
             log.info("profile withheld until its purge rebuilds it")
             return ""
         return profile.text
-
-
-def _summary_may_hold_deleted(conversation: Conversation, pending: list[Tombstone]) -> bool:
-    """True if a not-yet-purged deletion came from a message this summary already covers."""
-    for tombstone in pending:
-        if conversation.conversation_id not in tombstone.conversation_ids:
-            continue
-        sources = [parse_message_id(m) for m in tombstone.source_message_ids]
-        here = [
-            source[1]
-            for source in sources
-            if source is not None and source[0] == conversation.conversation_id
-        ]
-        if not here or min(here) <= conversation.summary_upto_seq:
-            return True
-    return False

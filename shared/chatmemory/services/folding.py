@@ -5,8 +5,8 @@ summary (≤ 400 tokens) — in blocks, not every turn, so the prompt's start st
 for the cache. Every 10 folds the summary is rebuilt from the raw messages, because a
 summary of a summary of a summary drifts. Raw messages are never deleted by folding.
 
-A turn that is the source of a deleted memory is never folded in, and the purge rewrites
-a summary that already holds one (see `rewrite_without_deleted`).
+A turn that stated a deleted memory, or whose reply used one, is never folded in, and the
+purge rewrites a summary that already holds one (see `rewrite_without_deleted`).
 """
 
 from __future__ import annotations
@@ -113,7 +113,7 @@ class Folder:
 
     def rewrite_without_deleted(self, user_id: str, conversation_id: str) -> Rewrite:
         """Rebuild the summary from the raw messages it covers, leaving out every turn that
-        is the source of a deleted memory — the purge's step for summaries.
+        stated a deleted memory or whose reply used one — the purge's step for summaries.
 
         Idempotent: rewriting a clean summary gives the same summary. The write applies only
         if no fold moved the summary meanwhile (ConcurrentChange: the step is retried), and
@@ -148,22 +148,39 @@ class Folder:
             raise ConcurrentChange("the summary moved while it was being rewritten")
         return Rewrite(rewritten=True, turns_left_out=left_out)
 
-    def _deleted_sources(self, conversation: Conversation) -> frozenset[str]:
-        """Ids of this conversation's messages that a deleted memory came from."""
-        return frozenset(
-            message_id
-            for tombstone in self._store.list_tombstones(conversation.user_id)
-            if conversation.conversation_id in tombstone.conversation_ids
-            for message_id in tombstone.source_message_ids
+    def _deleted_sources(self, conversation: Conversation) -> Deleted:
+        """What deleted memories left in this conversation: the messages they came from,
+        and their ids (a reply that used one quotes it)."""
+        tombstones = self._store.list_tombstones(conversation.user_id)
+        return Deleted(
+            sources=frozenset(
+                message_id
+                for tombstone in tombstones
+                if conversation.conversation_id in tombstone.conversation_ids
+                for message_id in tombstone.source_message_ids
+            ),
+            memories=frozenset(v for tombstone in tombstones for v in tombstone.versions),
         )
 
 
-def _without(turns: list[list[Message]], deleted: frozenset[str]) -> tuple[list[Message], int]:
-    """The turns' messages minus every turn holding a deleted memory's source; how many went."""
+@dataclass(frozen=True, slots=True)
+class Deleted:
+    sources: frozenset[str] = frozenset()
+    memories: frozenset[str] = frozenset()
+
+    def touches(self, message: Message) -> bool:
+        return message.message_id in self.sources or not self.memories.isdisjoint(
+            message.memories_used
+        )
+
+
+def _without(turns: list[list[Message]], deleted: Deleted) -> tuple[list[Message], int]:
+    """The turns' messages minus every turn that stated a deleted memory or whose reply used
+    one; how many turns went."""
     kept: list[Message] = []
     left_out = 0
     for turn in turns:
-        if deleted and any(message.message_id in deleted for message in turn):
+        if any(deleted.touches(message) for message in turn):
             left_out += 1
             continue
         kept.extend(turn)

@@ -116,11 +116,29 @@ class PurgePipeline:
             conversation = self._store.get_conversation(request.user_id, conversation_id)
             if conversation is not None and conversation.summary_upto_seq > 0:
                 conversations.append(conversation_id)
+        if versions:
+            conversations += self._summaries_that_used(request.user_id, versions, conversations)
         return {
             "tombstones": len(tombstones),
             "personas": personas,
             "conversations": conversations,
         }
+
+    def _summaries_that_used(
+        self, user_id: str, versions: set[str], known: Sequence[str]
+    ) -> list[str]:
+        """Conversations whose summary covers a reply that used one of these memories: the
+        reply quoted it, and a summary may have kept the quote."""
+        found = []
+        for conversation in self._store.list_conversations(user_id):
+            if conversation.conversation_id in known or conversation.summary_upto_seq == 0:
+                continue
+            covered = self._store.list_messages(
+                user_id, conversation.conversation_id, upto_seq=conversation.summary_upto_seq
+            )
+            if any(versions.intersection(message.memories_used) for message in covered):
+                found.append(conversation.conversation_id)
+        return found
 
     @_records_failure
     def remove_vectors(self, request: PurgeRequest) -> dict[str, Any]:

@@ -1,0 +1,41 @@
+"""The gates' counts, kept for the end of the run: a passing gate still says what it did."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class GateCount:
+    gate: str
+    facts: int
+    probes: int
+    requests: int
+    hits: int
+    embedder: str
+    detail: str = ""
+
+    def line(self) -> str:
+        detail = f" — {self.detail}" if self.detail else ""
+        return (
+            f"{self.gate}: {self.facts} facts, {self.probes} probes, {self.requests} requests, "
+            f"{self.hits} hits [{self.embedder}]{detail}"
+        )
+
+
+COUNTS: list[GateCount] = []
+#: HTTP requests made by the whole gates package (set when its server stops)
+TOTALS: dict[str, float] = {}
+
+
+def record(count: GateCount) -> None:
+    COUNTS.append(count)
+
+
+def summary_lines() -> list[str]:
+    lines = [count.line() for count in COUNTS]
+    if TOTALS:
+        lines.append(
+            f"all gates: {int(TOTALS['requests'])} HTTP requests in {TOTALS['seconds']:.1f} s"
+        )
+    return lines
