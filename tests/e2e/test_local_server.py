@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -14,6 +15,7 @@ from urllib.request import Request, urlopen
 
 import pytest
 
+from chatmemory.config import SQLITE_FILE
 from chatmemory.local.tokens import LocalTokens
 from tests.support.local_server import ROOT, Running, serve_locally
 
@@ -270,3 +272,32 @@ def test_facts_said_in_chat_are_learned_by_flush_and_corrected_later(
     assert writes == [("add", "extractor"), ("update", "extractor"), ("add", "extractor")]
     old = server.call("GET", "/v1/memories?status=superseded", token=alice).body["memories"]
     assert [m["text"] for m in old] == ["Lives in Pune."]
+
+
+def test_flush_finishes_the_purge_of_a_delete(
+    server: Running, tmp_path: Path, model_cache: Path
+) -> None:
+    # Given a memory deleted on a server whose background worker never ran the purge
+    alice = server.token_for("alice")
+    created = server.call(
+        "POST", "/v1/memories", token=alice, body={"text": "Has a tortoise called Quizzleberry."}
+    ).body
+    assert server.call("DELETE", f"/v1/memories/{created['memory_id']}", token=alice).status == 204
+    assert server.container is not None
+    store = server.container.store
+    assert [t.memory_id for t in store.list_tombstones("alice", unpurged_only=True)] == [
+        created["memory_id"]
+    ]
+
+    # When a developer flushes (another process, the same state folder)
+    output = _flush(tmp_path, model_cache)
+
+    # Then the purge ran there: the row is gone and the tombstone is marked purged
+    assert "1 purge(s)" in output
+    assert store.list_tombstones("alice", unpurged_only=True) == []
+    with sqlite3.connect(tmp_path / SQLITE_FILE) as db:  # the row itself, not a view of it
+        rows = db.execute(
+            "SELECT count(*) FROM memories WHERE memory_id = ?", (created["memory_id"],)
+        ).fetchone()
+    assert rows == (0,)
+    assert server.call("GET", "/v1/memories?status=all", token=alice).body["memories"] == []

@@ -10,11 +10,10 @@ from __future__ import annotations
 import warnings
 from typing import Any
 
-from aws_lambda_powertools.metrics import MetricUnit
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from chatmemory.api.purge_tasks import run_step
-from chatmemory.api.telemetry import count, logger, metrics, tracer
+from chatmemory.api.telemetry import count, logger, metrics, milliseconds, tracer
 from chatmemory.config import container
 
 # A repeated run purges nothing and publishes no metrics; not worth a warning.
@@ -28,7 +27,5 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, A
     result = run_step(event, "purged", container().purge.mark_purged)
     if result["purged"]:
         count("MemoriesPurged", int(result["purged"]))
-        metrics.add_metric(
-            name="PurgeLatency", unit=MetricUnit.Milliseconds, value=result["latency_ms"]
-        )
+        milliseconds("PurgeLatency", result["latency_ms"])
     return result
