@@ -32,6 +32,13 @@ def record(count: GateCount) -> None:
     COUNTS.append(count)
 
 
+def record_replay(
+    gate: str, *, facts: int, probes: int, requests: int, hits: int, embedder: str, detail: str = ""
+) -> None:
+    """One replay of the probes, as a line of the summary."""
+    record(GateCount(gate, facts, probes, requests, hits, embedder, detail))
+
+
 def summary_lines() -> list[str]:
     lines = [count.line() for count in COUNTS]
     if TOTALS:

@@ -69,16 +69,14 @@ def _everything_of(account: Account) -> dict[str, Any]:
 
 
 def _tally(gate: str, world: GateWorld, run: ProbeRun, hits: int, detail: str = "") -> None:
-    tally.record(
-        tally.GateCount(
-            gate=gate,
-            facts=len(FACTS),
-            probes=run.probes,
-            requests=run.requests,
-            hits=hits,
-            embedder=world.embedder,
-            detail=detail,
-        )
+    tally.record_replay(
+        gate,
+        facts=len(FACTS),
+        probes=run.probes,
+        requests=run.requests,
+        hits=hits,
+        embedder=world.embedder,
+        detail=detail,
     )
 
 

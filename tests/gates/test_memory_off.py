@@ -75,16 +75,14 @@ def _writes(calls: list[Call]) -> list[str]:
 
 
 def _tally(gate: str, world: GateWorld, run: ProbeRun, detail: str) -> None:
-    tally.record(
-        tally.GateCount(
-            gate=gate,
-            facts=len(FACTS),
-            probes=run.probes,
-            requests=run.requests,
-            hits=len(run.hits),
-            embedder=world.embedder,
-            detail=detail,
-        )
+    tally.record_replay(
+        gate,
+        facts=len(FACTS),
+        probes=run.probes,
+        requests=run.requests,
+        hits=len(run.hits),
+        embedder=world.embedder,
+        detail=detail,
     )
 
 
