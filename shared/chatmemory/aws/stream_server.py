@@ -15,17 +15,17 @@ JSON form of the same call — one JSON implementation, behind the API's throttl
 from __future__ import annotations
 
 import json
-import threading
 import time
 import warnings
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
 from chatmemory.api.chat_stream import EVENT_STREAM, StreamedResponse, stream_chat, wants_stream
 from chatmemory.api.errors import MAX_BODY_BYTES
 from chatmemory.api.telemetry import logger, metrics
+from chatmemory.api.threaded_server import ThreadedServer
 from chatmemory.aws.jwks import InvalidToken, JwksVerifier, KeysUnavailable
 from chatmemory.config import Container, Settings, use_container
 from chatmemory.domain import rules
@@ -229,38 +229,12 @@ class _StreamHandler(BaseHTTPRequestHandler):
         self.wfile.write(body)
 
 
-class StreamServer:
+class StreamServer(ThreadedServer):
     """A threaded HTTP server for the Lambda Web Adapter, on one host and port."""
 
     def __init__(self, host: str, port: int, verifier: TokenVerifier) -> None:
         handler = type("BoundStreamHandler", (_StreamHandler,), {"verifier": verifier})
-        self._httpd = ThreadingHTTPServer((host, port), handler)
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://{self._httpd.server_address[0]!s}:{self.port}"
-
-    def serve_forever(self) -> None:
-        self._httpd.serve_forever(poll_interval=0.2)
-
-    def start(self) -> None:
-        """Serve from a background thread (tests)."""
-        self._thread = threading.Thread(
-            target=self.serve_forever, name="chatmemory-stream", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        super().__init__(host, port, handler, "chatmemory-stream")
 
 
 def main() -> None:

@@ -17,7 +17,7 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from chatmemory.api.chat_stream import StreamedResponse, stream_chat, wants_stream
 from chatmemory.api.errors import MAX_BODY_BYTES
 from chatmemory.api.identity import Unauthorized, user_id_from_claims
+from chatmemory.api.threaded_server import ThreadedServer
 from chatmemory.local.gateway_events import build_event, parse_response
 from chatmemory.local.sam_template import HttpRoute, http_routes, load_template, match_route
 from chatmemory.local.tokens import InvalidToken, LocalTokens
@@ -248,36 +249,9 @@ class _RequestHandler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-class LocalServer:
+class LocalServer(ThreadedServer):
     """A threaded HTTP server in front of the functions, on one host and port."""
 
     def __init__(self, host: str, port: int, gateway: LocalGateway) -> None:
         handler = type("BoundHandler", (_RequestHandler,), {"gateway": gateway})
-        self._httpd = ThreadingHTTPServer((host, port), handler)
-        self._httpd.daemon_threads = True
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
-
-    @property
-    def url(self) -> str:
-        host = str(self._httpd.server_address[0])
-        return f"http://{host}:{self.port}"
-
-    def serve_forever(self) -> None:
-        self._httpd.serve_forever(poll_interval=0.2)
-
-    def start(self) -> None:
-        """Serve from a background thread (tests, and the CLI's own foreground loop)."""
-        self._thread = threading.Thread(
-            target=self.serve_forever, name="chatmemory-http", daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        super().__init__(host, port, handler, "chatmemory-http")
