@@ -224,8 +224,24 @@ class Store(ABC):
         """
 
     @abstractmethod
+    def revert_supersede(
+        self, user_id: str, tombstone: Tombstone, events: Sequence[MemoryEvent] = ()
+    ) -> Memory:
+        """Undo a supersede in one atomic write: hide the newer row (`tombstone.memory_id`,
+        its only version) behind the tombstone, and make the row it superseded active again.
+
+        Returns the reinstated row. MemoryNotFound if the newer row is not visible;
+        ConcurrentChange if it is not active or supersedes nothing, or if the older row is
+        not visible or no longer superseded by it. In every failure nothing is written.
+        """
+
+    @abstractmethod
     def forget_everything(self, user_id: str, at: datetime) -> None:
         """In one write, hide every memory created up to `at` and delete every profile."""
+
+    @abstractmethod
+    def forgotten_before(self, user_id: str) -> datetime | None:
+        """When the user last asked to forget everything (the watermark), or None."""
 
     @abstractmethod
     def get_tombstone(self, user_id: str, memory_id: str) -> Tombstone | None: ...

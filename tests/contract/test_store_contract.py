@@ -23,7 +23,7 @@ from chatmemory.domain.errors import (
 from chatmemory.domain.events import Actor, Op
 from chatmemory.domain.extraction import Candidate, ExtractionRun, run_id_for
 from chatmemory.domain.ids import new_memory_id, new_notice_id
-from chatmemory.domain.memory import Kind, StatedBy, Status
+from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
@@ -369,6 +369,73 @@ def test_superseding_a_missing_memory_writes_nothing(store: Store, clock: Manual
         store.supersede_memory(ALICE, ghost, new)
 
     assert store.get_memory(ALICE, new.memory_id) is None
+
+
+def _corrected(store: Store, clock: ManualClock) -> tuple[Memory, Memory]:
+    """Pune, superseded a month later by Bengaluru."""
+    pune = builders.memory(ALICE, "Lives in Pune.", clock.now(), key="home_city")
+    store.add_memory(pune)
+    clock.advance(timedelta(days=30))
+    bengaluru = builders.memory(
+        ALICE, "Lives in Bengaluru.", clock.now(), key="home_city", supersedes=pune.memory_id
+    )
+    store.supersede_memory(ALICE, pune.memory_id, bengaluru)
+    clock.advance(timedelta(hours=1))
+    return pune, bengaluru
+
+
+def test_reverting_a_supersede_restores_the_earlier_version_exactly(
+    store: Store, clock: ManualClock
+) -> None:
+    pune, bengaluru = _corrected(store, clock)
+    tombstone = Tombstone(user_id=ALICE, memory_id=bengaluru.memory_id, deleted_at=clock.now())
+    undone = builders.event(ALICE, bengaluru.memory_id, Op.DELETE, clock.now())
+
+    reinstated = store.revert_supersede(ALICE, tombstone, events=[undone])
+
+    assert reinstated == pune.with_changes(updated_at=clock.now())
+    assert store.get_memory(ALICE, pune.memory_id) == reinstated
+    assert all_ids(store, ALICE) == [pune.memory_id]
+    assert all_ids(store, ALICE, SUPERSEDED) == []
+    assert store.get_memory(ALICE, bengaluru.memory_id) is None
+    assert store.get_tombstone(ALICE, bengaluru.memory_id) == tombstone
+    assert store.list_events(ALICE, bengaluru.memory_id) == [undone]
+
+
+def test_a_supersede_that_moved_on_is_not_reverted(store: Store, clock: ManualClock) -> None:
+    pune, bengaluru = _corrected(store, clock)
+    goa = builders.memory(
+        ALICE, "Lives in Goa.", clock.now(), key="home_city", supersedes=bengaluru.memory_id
+    )
+    store.supersede_memory(ALICE, bengaluru.memory_id, goa)
+    tombstone = Tombstone(user_id=ALICE, memory_id=bengaluru.memory_id, deleted_at=clock.now())
+
+    with pytest.raises(ConcurrentChange):
+        store.revert_supersede(ALICE, tombstone)
+
+    assert all_ids(store, ALICE) == [goa.memory_id]
+    assert store.get_tombstone(ALICE, bengaluru.memory_id) is None
+    with pytest.raises(ConcurrentChange):  # a memory that corrects nothing
+        store.revert_supersede(
+            ALICE, Tombstone(user_id=ALICE, memory_id=pune.memory_id, deleted_at=clock.now())
+        )
+    with pytest.raises(MemoryNotFound):
+        store.revert_supersede(
+            ALICE, Tombstone(user_id=ALICE, memory_id=new_memory_id(), deleted_at=clock.now())
+        )
+    assert all_ids(store, ALICE) == [goa.memory_id]
+
+
+def test_the_forget_watermark_reads_back_and_never_moves_back(
+    store: Store, clock: ManualClock
+) -> None:
+    assert store.forgotten_before(ALICE) is None
+    first = clock.now()
+    store.forget_everything(ALICE, first)
+    store.forget_everything(ALICE, first - timedelta(days=1))  # replayed late
+
+    assert store.forgotten_before(ALICE) == first
+    assert store.forgotten_before(BOB) is None
 
 
 def test_close_ends_a_belief_once(store: Store, clock: ManualClock) -> None:

@@ -13,9 +13,10 @@ How each method counts (ARCHITECTURE.md: "Temporary chats read and write nothing
 - MEMORY_WRITE: anything that changes it — memory rows, use counts, tombstones,
   purges, "forget everything", runs, the profile, events, notices, the settings, and
   the index's upserts and removals.
-- DELETION_CHECK: reading tombstones. They hold ids and times, never words, and the
-  read path reads them only to withhold text (a summary that may still hold a deleted
-  fact), so a chat that must not read memory may still check them.
+- DELETION_CHECK: reading tombstones (and the "forget everything" watermark). They hold
+  ids and times, never words, and the read path reads them only to withhold text (a
+  summary that may still hold a deleted fact), so a chat that must not read memory may
+  still check them.
 - CHAT: the conversation and its messages, its summary and its extraction cursor. A
   temporary chat's own turns are the chat itself, not memory (its messages expire).
 - CONTROL: reading the settings — how a turn learns that memory is off.
@@ -74,6 +75,7 @@ STORE_ACCESS: dict[str, Access] = {
     "record_use": Access.MEMORY_WRITE,
     "tombstone_memories": Access.MEMORY_WRITE,
     "forget_everything": Access.MEMORY_WRITE,
+    "revert_supersede": Access.MEMORY_WRITE,
     "put_tombstone": Access.MEMORY_WRITE,
     "purge_memories": Access.MEMORY_WRITE,
     "put_extraction_run": Access.MEMORY_WRITE,
@@ -89,6 +91,7 @@ STORE_ACCESS: dict[str, Access] = {
     "get_tombstone": Access.DELETION_CHECK,
     "list_tombstones": Access.DELETION_CHECK,
     "visible_ids": Access.DELETION_CHECK,  # which ids a recent reply used are gone
+    "forgotten_before": Access.DELETION_CHECK,  # when "forget everything" last happened
     # the chat itself
     "create_conversation": Access.CHAT,
     "get_conversation": Access.CHAT,

@@ -35,10 +35,27 @@ def test_the_same_belief_always_lands_on_the_same_id() -> None:
     assert first != memory_id_for("alice", "assistant", "diet:vegetarian", generation=1)
 
 
-def test_identity_ignores_case_spacing_and_punctuation() -> None:
-    assert normalise_for_identity("  I'm   VEGETARIAN!! ") == normalise_for_identity(
-        "i m vegetarian"
+def test_identity_ignores_case_spacing_width_and_how_the_sentence_ends() -> None:
+    assert normalise_for_identity("  I’m   VEGETARIAN!! ") == normalise_for_identity(  # noqa: RUF001
+        "i'm vegetarian"
     )
+    assert normalise_for_identity("Ｉｓ vegan.") == normalise_for_identity("is vegan")  # noqa: RUF001
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [
+        ("Blood type is A+.", "Blood type is A-."),
+        ("Codes in C++.", "Codes in C#."),
+        ("🍕", "🍣"),
+        ("Favourite: 🍕🍕", "Favourite: 🍕"),
+        ("Is 5'11\".", "Is 5'1\"."),
+        ("Rates it 4/5.", "Rates it 4.5."),
+        ("Is vegan?", "Is vegan."),
+    ],
+)
+def test_identity_keeps_every_symbol_that_can_change_the_meaning(one: str, other: str) -> None:
+    assert normalise_for_identity(one) != normalise_for_identity(other)
 
 
 def test_message_ids_lead_back_to_their_conversation() -> None:

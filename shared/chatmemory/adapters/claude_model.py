@@ -75,7 +75,7 @@ from chatmemory.domain.extraction import (
     ExtractionInput,
 )
 from chatmemory.domain.memory import Kind, StatedBy
-from chatmemory.domain.prompt import PromptMessage, RenderedPrompt, Turn
+from chatmemory.domain.prompt import PromptMessage, RenderedPrompt, Turn, neutralise
 from chatmemory.domain.routing import Action, RouteDecision
 from chatmemory.domain.time import parse_instant
 from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS
@@ -453,9 +453,11 @@ class ClaudeModel(Model):
 
     def summarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
         """The new running summary: `turns` folded into `summary`, by the fast model."""
-        transcript = "\n\n".join(f"{turn.role}: {turn.content}" for turn in turns)
+        # What the user typed cannot close the section it is quoted in (domain/prompt.py).
+        transcript = "\n\n".join(f"{turn.role}: {neutralise(turn.content)}" for turn in turns)
         request = (
-            f"<summary>\n{summary.strip()}\n</summary>\n\n<new_turns>\n{transcript}\n</new_turns>"
+            f"<summary>\n{neutralise(summary.strip())}\n</summary>\n\n"
+            f"<new_turns>\n{transcript}\n</new_turns>"
         )
         thinking = thinking_for(self._fast_model)
         try:
@@ -646,8 +648,9 @@ def _add_usage(total: Usage, message: ParsedMessage[None]) -> Usage:
 
 
 def _indented(text: str) -> str:
-    """Continuation lines indented, so only the renderer starts a line with "[n]"."""
-    return "\n    ".join(text.strip().splitlines())
+    """Continuation lines indented, so only the renderer starts a line with "[n]", and
+    neutralised, so quoted text cannot close the section it sits in."""
+    return "\n    ".join(neutralise(text).strip().splitlines())
 
 
 def _extraction_request(request: ExtractionInput) -> str:
@@ -658,7 +661,7 @@ def _extraction_request(request: ExtractionInput) -> str:
     )
     return (
         f"<today>{request.today.isoformat()}</today>\n\n"
-        f"<profile>\n{request.profile.strip() or '(none)'}\n</profile>\n\n"
+        f"<profile>\n{neutralise(request.profile.strip()) or '(none)'}\n</profile>\n\n"
         f"<known>\n{known}\n</known>\n\n"
         f"<transcript>\n{transcript}\n</transcript>"
     )
@@ -670,12 +673,15 @@ def _routing_request(cases: Sequence[RoutingCase]) -> str:
         candidate = case.candidate
         entry: dict[str, object] = {
             "candidate": number,
-            "text": candidate.text,
+            "text": neutralise(candidate.text),
             "stated_by": candidate.stated_by.value,
         }
         if candidate.valid_from is not None:
             entry["valid_from"] = candidate.valid_from.date().isoformat()
-        entry["neighbours"] = [neighbour.view() for neighbour in case.neighbours]
+        entry["neighbours"] = [
+            {**view, "text": neutralise(view["text"])}
+            for view in (neighbour.view() for neighbour in case.neighbours)
+        ]
         lines.append(json.dumps(entry, ensure_ascii=False))
     return "<candidates>\n" + "\n".join(lines) + "\n</candidates>"
 

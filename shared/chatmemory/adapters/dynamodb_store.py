@@ -711,6 +711,60 @@ class DynamoDbStore(Store):
             item.gsi1pk, item.gsi1sk = keys["gsi1pk"], keys["gsi1sk"]
         return item
 
+    def revert_supersede(
+        self, user_id: str, tombstone: Tombstone, events: Sequence[MemoryEvent] = ()
+    ) -> Memory:
+        _check_owner(user_id, tombstone.user_id)
+        if tombstone.versions != (tombstone.memory_id,):
+            raise InvalidField("versions", "an undone supersede hides only the newer row")
+        newer = self._active_memory(user_id, tombstone.memory_id)
+        if newer.supersedes is None:
+            raise ConcurrentChange("the memory is not a correction of another")
+        older = self.get_memory(user_id, newer.supersedes)
+        if older is None or older.status is not Status.SUPERSEDED:
+            raise ConcurrentChange("the earlier version was changed since")
+        if older.closed_by != newer.memory_id:
+            raise ConcurrentChange("the earlier version was changed since")
+        reinstated = older.reinstated(tombstone.deleted_at)
+        cls, tomb_cls = self._items.memory, self._items.tombstone
+        visible = (cls.sk.exists(), cls.hidden.does_not_exist())
+        writes = [
+            _Write(
+                "update",
+                cls(_pk(user_id), _memory_sk(older.memory_id)),
+                _all_of(
+                    *visible,
+                    cls.status == Status.SUPERSEDED.value,
+                    cls.closed_by == newer.memory_id,
+                ),
+                (
+                    cls.status.set(Status.ACTIVE.value),
+                    cls.valid_to.remove(),
+                    cls.closed_by.remove(),
+                    cls.updated_at.set(reinstated.updated_at),
+                ),
+            ),
+            _Write(
+                "update",
+                cls(_pk(user_id), _memory_sk(newer.memory_id)),
+                _all_of(*visible, cls.status == Status.ACTIVE.value),
+                (cls.hidden.set(True),),
+            ),
+            _Write("put", self._tombstone_item(tombstone), tomb_cls.sk.does_not_exist()),
+            *self._event_writes(user_id, events),
+        ]
+        try:
+            self._commit(writes)
+        except PynamoDBException as exc:
+            if not _lost_race(exc):
+                raise
+            raise ConcurrentChange("the memory changed while the change was being undone") from exc
+        return reinstated
+
+    def forgotten_before(self, user_id: str) -> datetime | None:
+        stored = self._forgotten_before(user_id)
+        return None if stored is None else from_storage(stored)
+
     def forget_everything(self, user_id: str, at: datetime) -> None:
         # The watermark alone hides every older memory; the profiles go in the same
         # transaction while they fit (one per persona, so in practice they always do).

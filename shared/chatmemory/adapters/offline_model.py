@@ -18,6 +18,7 @@ from chatmemory.domain.extraction import Candidate, ExtractionInput
 from chatmemory.domain.prompt import RenderedPrompt, Turn
 from chatmemory.domain.restate import third_person
 from chatmemory.domain.routing import RouteDecision
+from chatmemory.domain.secrets import without_secrets
 from chatmemory.domain.tokens import estimate_tokens
 from chatmemory.domain.uses import CATEGORY_KEYS, category_by_words
 from chatmemory.ports import (
@@ -149,7 +150,9 @@ class OfflineModel(Model):
     def _save(
         self, statement: str, recalled: list[_Recalled], run_tool: ToolRunner, *, corrected: bool
     ) -> str:
-        text = third_person(statement)
+        # A secret said beside a fact is left out, as a careful model would: the fact stays.
+        clean = without_secrets(statement)
+        text = third_person(clean or statement)
         category = category_by_words(text) or "general"
         arguments: dict[str, object] = {"text": text, "category": category, "importance": 7}
         if category in CATEGORY_KEYS:
@@ -160,10 +163,15 @@ class OfflineModel(Model):
         result = run_tool(ToolCall(SAVE_MEMORY, arguments))
         if not result.lower().startswith("saved"):
             return f"{LABEL} I couldn't keep that: {result}"
+        left_out = (
+            " I left out the part that looked like a secret: those are never stored."
+            if clean != statement
+            else ""
+        )
         if corrected:
             previous = f" (instead of: {replaced.text})" if replaced else ""
-            return f"{LABEL} Thanks for correcting me — I've updated it: {text}{previous}"
-        return f"{LABEL} Noted — I'll remember: {text}"
+            return f"{LABEL} Thanks for correcting me — I've updated it: {text}{previous}{left_out}"
+        return f"{LABEL} Noted — I'll remember: {text}{left_out}"
 
 
 def _read_final_turn(content: str) -> tuple[str, list[_Recalled]]:

@@ -388,6 +388,41 @@ class SqliteStore(Store):
                 )
             _insert_events(conn, events)
 
+    def revert_supersede(
+        self, user_id: str, tombstone: Tombstone, events: Sequence[MemoryEvent] = ()
+    ) -> Memory:
+        _check_owner(user_id, tombstone.user_id)
+        if tombstone.versions != (tombstone.memory_id,):
+            raise InvalidField("versions", "an undone supersede hides only the newer row")
+        with self._write() as conn:
+            newer = self._visible_memory(conn, user_id, tombstone.memory_id)
+            if newer.status is not Status.ACTIVE or newer.supersedes is None:
+                raise ConcurrentChange("the memory is not an active correction of another")
+            try:
+                older = self._visible_memory(conn, user_id, newer.supersedes)
+            except MemoryNotFound as exc:
+                raise ConcurrentChange("the earlier version is gone") from exc
+            if older.status is not Status.SUPERSEDED or older.closed_by != newer.memory_id:
+                raise ConcurrentChange("the earlier version was changed since")
+            reinstated = older.reinstated(tombstone.deleted_at)
+            self._update_status(conn, reinstated)
+            conn.execute(
+                "INSERT INTO tombstones (user_id, memory_id, deleted_at, actor, persona, "
+                "versions, source_message_ids, conversation_ids, purged_at, purge_error) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                _tombstone_row(tombstone),
+            )
+            conn.execute(
+                "UPDATE memories SET hidden = 1 WHERE user_id = ? AND memory_id = ?",
+                (user_id, newer.memory_id),
+            )
+            _insert_events(conn, events)
+        return reinstated
+
+    def forgotten_before(self, user_id: str) -> datetime | None:
+        stored = self._forgotten_before(self._connection(), user_id)
+        return None if stored is None else from_storage(stored)
+
     def forget_everything(self, user_id: str, at: datetime) -> None:
         with self._write() as conn:
             conn.execute(

@@ -16,6 +16,7 @@ from chatmemory.api.telemetry import count, logger
 from chatmemory.domain.errors import (
     ConcurrentChange,
     DomainError,
+    InstructionRefused,
     InvalidField,
     MemoryDisabled,
     ModelUnavailable,
@@ -86,6 +87,7 @@ _INTERNAL = (
 _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], ...] = (
     (InvalidField, HTTPStatus.BAD_REQUEST, "validation_error", lambda e: f"{e.field} {e.reason}"),
     (SecretRefused, HTTPStatus.BAD_REQUEST, "secret_refused", str),
+    (InstructionRefused, HTTPStatus.BAD_REQUEST, "instruction_refused", str),
     # Only the request body is decoded from bytes here: JSON that is not UTF-8 (API.md).
     (UnicodeDecodeError, HTTPStatus.BAD_REQUEST, "malformed_json", lambda _: NOT_JSON),
     (Unauthorized, HTTPStatus.UNAUTHORIZED, "unauthorized", str),
@@ -99,6 +101,14 @@ _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], .
         lambda _: "the model could not answer right now; nothing of this turn was kept — try again",
     ),
 )
+
+
+# Refusals and outages worth a graph (the code only: never the text that was refused).
+_METRICS = {
+    "secret_refused": "SecretRefused",
+    "instruction_refused": "InstructionRefused",
+    "model_unavailable": "ModelUnavailable",
+}
 
 
 def describe_error(exc: Exception) -> tuple[HTTPStatus, str, str]:
@@ -120,14 +130,17 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler([DomainError, Unauthorized, UnicodeDecodeError])
     def _domain(exc: Exception) -> Response[str]:
         status, code, message = describe_error(exc)
-        if code in ("secret_refused", "model_unavailable"):
-            count("SecretRefused" if code == "secret_refused" else "ModelUnavailable")
+        metric = _METRICS.get(code)
+        if metric:
+            count(metric)
         headers = {"WWW-Authenticate": "Bearer"} if status == HTTPStatus.UNAUTHORIZED else None
         return error_response(status, code, message, headers)
 
     @app.not_found
     def _no_route(_: NotFoundError) -> Response[str]:
-        allowed = _methods_for(app, app.current_event.path)
+        from chatmemory.api.openapi import allowed_methods  # noqa: PLC0415 - every router
+
+        allowed = allowed_methods(app.current_event.path)
         if allowed:
             return error_response(
                 HTTPStatus.METHOD_NOT_ALLOWED,
@@ -142,9 +155,3 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
         # The type only: exception messages may quote user text, which never goes to logs.
         logger.error("unhandled error", extra={"error_type": type(exc).__name__})
         return error_response(*_INTERNAL)
-
-
-def _methods_for(app: APIGatewayHttpResolver, path: str) -> list[str]:
-    """Methods registered for a path, so a wrong method is a 405 and not a 404."""
-    routes = [*app._static_routes, *app._dynamic_routes]
-    return sorted({route.method for route in routes if route.rule.match(path)})

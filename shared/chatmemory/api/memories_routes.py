@@ -92,8 +92,9 @@ def create_memory(body: MemoryCreate) -> tuple[MemoryOut, int]:
             valid_until=body.valid_until,
         ),
     )
-    if created.created:
-        count("MemoryCreated")
+    if not created.created:  # the same memory already exists: say so, with the one kept
+        return MemoryOut.of(created.memory), 200
+    count("MemoryCreated")
     return MemoryOut.of(created.memory), 201
 
 

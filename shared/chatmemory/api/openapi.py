@@ -18,12 +18,26 @@ DESCRIPTION = (
 
 
 @cache
-def openapi_json() -> str:
-    """Built once per process from every router, so it always matches the code."""
+def whole_api() -> APIGatewayHttpResolver:
+    """A resolver holding every route of every function (never used to answer requests)."""
     app = APIGatewayHttpResolver(enable_validation=True)
     for router in (system_routes.router, memories_routes.router, chat_routes.router):
         app.include_router(router)
-    return app.get_openapi_json_schema(
+    return app
+
+
+def allowed_methods(path: str) -> list[str]:
+    """The methods any function serves on `path`: a known path called with another method
+    is a 405 with Allow, whichever function the gateway's fallback route reached."""
+    app = whole_api()
+    routes = [*app._static_routes, *app._dynamic_routes]
+    return sorted({route.method for route in routes if route.rule.match(path)})
+
+
+@cache
+def openapi_json() -> str:
+    """Built once per process from every router, so it always matches the code."""
+    return whole_api().get_openapi_json_schema(
         title=TITLE,
         version=chatmemory.__version__,
         description=DESCRIPTION,

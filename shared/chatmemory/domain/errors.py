@@ -65,6 +65,24 @@ class SecretRefused(DomainError):
         )
 
 
+class InstructionRefused(DomainError):
+    """The text is shaped like an instruction to the model, not something about the user.
+
+    Stored text reaches every later prompt; text that tries to override the rules, speak
+    as the system or open a prompt section is never stored, on any path.
+    """
+
+    code = "instruction_refused"
+
+    def __init__(self, field: str, shape: str) -> None:
+        self.field = field
+        self.shape = shape
+        super().__init__(
+            f"{field} reads as an instruction to the assistant ({shape}), not something "
+            "about you; memories keep facts and preferences, never instructions"
+        )
+
+
 class MemoryDisabled(DomainError):
     """The user switched memory off; nothing is read or written."""
 

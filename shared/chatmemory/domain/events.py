@@ -18,6 +18,7 @@ class Op(StrEnum):
     DELETE = "delete"
     USE = "use"
     PURGE = "purge"
+    RESTORE = "restore"  # believed again: the change that replaced it was undone
 
 
 class Actor(StrEnum):

@@ -3,8 +3,9 @@
 Seed 002: "the write filter matters more than the search". A candidate is kept only if it
 is durable, about the user, useful later — and the rules code can check are checked in
 code, whatever the model said: only the user's own statements (never pasted or quoted
-text, never the assistant's words), importance ≥ 3, no secrets, sensitive categories only
-when the user asked, and a daily cap of new memories per user.
+text, never the assistant's words), importance ≥ 3, no secrets, nothing shaped like an
+instruction to the model, sensitive categories only when the user asked, and a daily cap
+of new memories per user.
 """
 
 from __future__ import annotations
@@ -21,8 +22,9 @@ from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.ids import CHATMEMORY_NAMESPACE
 from chatmemory.domain.memory import Kind, StatedBy
-from chatmemory.domain.secrets import find_secret
+from chatmemory.domain.secrets import find_secret, find_secrets, repeats_secret
 from chatmemory.domain.time import require_utc
+from chatmemory.domain.write_filter import instruction_shape
 
 IMPORTANCE_FLOOR = 3
 DAILY_CAP = 12
@@ -136,9 +138,14 @@ class Dropped(StrEnum):
     PASTED_OR_QUOTED = "pasted_or_quoted"
     BELOW_IMPORTANCE = "below_importance"
     SECRET = "secret"  # noqa: S105 - a reason code, not a secret
+    INSTRUCTION = "instruction"
     SENSITIVE_NOT_ASKED = "sensitive_not_asked"
     DAILY_CAP = "daily_cap"
     DUPLICATE = "duplicate"
+    # The user acted after the message was said (domain/overtaken.py):
+    CORRECTED = "corrected_since"  # the memory drawn from it was corrected or closed
+    DELETED = "deleted_since"  # a memory drawn from it was deleted
+    FORGOTTEN = "forgotten_since"  # "forget everything" came after it
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +185,17 @@ def filter_candidates(
             reason = Dropped.PASTED_OR_QUOTED
         elif candidate.importance < IMPORTANCE_FLOOR:
             reason = Dropped.BELOW_IMPORTANCE
-        elif find_secret(candidate.text) or any(find_secret(s.content) for s in sources):
+        elif find_secret(candidate.text) or repeats_secret(
+            candidate.text, (found.value for s in sources for found in find_secrets(s.content))
+        ):
+            # A message may hold a secret and a fact: the fact is kept, the secret never —
+            # not even restated without the words that gave it away.
             reason = Dropped.SECRET
+        elif instruction_shape(candidate.text) or any(
+            instruction_shape(s.content) for s in sources
+        ):
+            # A message that tries to steer the assistant is not a trustworthy self-report.
+            reason = Dropped.INSTRUCTION
         elif candidate.category in SENSITIVE_CATEGORIES and not any(
             asked_to_remember(s.content) for s in sources
         ):

@@ -15,11 +15,39 @@ _MESSAGE_ID = re.compile(r"^msg_([0-9a-f]{32})_(\d{1,10})$")
 _CONVERSATION_ID = re.compile(r"^conv_[0-9a-f]{32}$")
 
 
+# Invisible characters that change nothing a reader sees (the zero-width joiner stays: it
+# binds emoji such as 👩‍🔬 into one picture, so it changes what is said).
+_INVISIBLE = dict.fromkeys(map(ord, "\u00ad\u180e\u200b\u200c\u200e\u200f\u2060\ufeff"))
+# Typographic variants people type interchangeably: curly quotes, dashes and the minus sign.
+_TYPOGRAPHY = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u02bc": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2010": "-",
+        "\u2011": "-",
+        "\u2012": "-",
+        "\u2013": "-",
+        "\u2014": "-",
+        "\u2015": "-",
+        "\u2212": "-",
+    }
+)
+_SENTENCE_END = " .!\u3002\uff01\u2026"
+
+
 def normalise_for_identity(text: str) -> str:
-    """Text folded so trivial differences (case, spacing, width) name the same belief."""
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    words = re.findall(r"\w+", folded)
-    return " ".join(words)
+    """Text folded so only differences that cannot change its meaning vanish.
+
+    Case, spacing, width, curly quotes and how a sentence ends ("Is vegan." = "is vegan")
+    name the same belief; every other character counts, because symbols carry meaning:
+    "A+" is not "A-", "C++" is not "C#", 🍕 is not 🍣.
+    """
+    folded = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).casefold()
+    folded = " ".join(folded.translate(_TYPOGRAPHY).split())
+    return folded.rstrip(_SENTENCE_END) or folded
 
 
 def memory_id_for(user_id: str, persona: str, key: str, generation: int = 0) -> str:

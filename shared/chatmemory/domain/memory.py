@@ -190,6 +190,17 @@ class Memory:
             updated_at=max(at, self.updated_at),
         )
 
+    def reinstated(self, at: datetime) -> Memory:
+        """This row believed again: the change that made it history was undone (an undo
+        restores exactly the state before that change)."""
+        return dataclasses.replace(
+            self,
+            status=Status.ACTIVE,
+            valid_to=None,
+            closed_by=None,
+            updated_at=max(at, self.updated_at),
+        )
+
     def recalled(self, at: datetime) -> Memory:
         """Reinforced: loading a memory into a prompt keeps it fresh (seed 000 §3.5)."""
         return dataclasses.replace(

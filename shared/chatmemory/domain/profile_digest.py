@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.profile import PROFILE_TOKEN_BUDGET
+from chatmemory.domain.prompt import one_line
 from chatmemory.domain.tokens import estimate_tokens
 
 STABLE_KINDS = frozenset({Kind.FACT, Kind.PREFERENCE, Kind.RELATIONSHIP})
@@ -53,7 +54,7 @@ def build_digest(memories: Sequence[Memory], budget: int = PROFILE_TOKEN_BUDGET)
     lines: list[str] = []
     built_from: list[str] = []
     for memory in chosen:
-        line = f"- {memory.text}"
+        line = f"- {one_line(memory.text)}"  # one line per memory, whatever it holds
         if estimate_tokens("\n".join([*lines, line])) > budget:
             continue  # a shorter, less important fact may still fit
         lines.append(line)

@@ -10,9 +10,28 @@ and the new message — `/v1/context` returns exactly the blocks a chat turn ren
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from chatmemory.domain.tokens import estimate_tokens
+
+# A "<" that starts something tag-like: </memories>, <system>, <|im_start|>, <<SYS>>, <!-- .
+_TAG_OPENING = re.compile(r"<(?=[/!?|<]?[A-Za-z|])")
+# U+2039 (single left-pointing angle quotation mark): reads the same to a person, opens nothing
+_LOOKALIKE = "\u2039"
+
+
+def neutralise(text: str) -> str:
+    """Stored text as it may appear inside a prompt section: nothing in it can close the
+    section it sits in or open another (every tag-like "<" becomes U+2039). Idempotent, so
+    blocks neutralised once render unchanged."""
+    return _TAG_OPENING.sub(_LOOKALIKE, text)
+
+
+def one_line(text: str) -> str:
+    """A stored sentence on one line, neutralised: a memory cannot add lines of its own
+    (a fake "2. …" entry or a "SYSTEM:" line) to the list it is rendered in."""
+    return neutralise(" ".join(text.split()))
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,11 +92,11 @@ class RenderedPrompt:
 def render_profile_block(profile: str, note: str) -> str:
     parts = []
     if profile:
-        parts.append(f"<profile>\nWhat you know about the user:\n{profile}\n</profile>")
+        parts.append(f"<profile>\nWhat you know about the user:\n{neutralise(profile)}\n</profile>")
     if note:
         parts.append(
             "<user_note>\nWhat the user asked every assistant to remember about them, "
-            f"in their words:\n{note}\n</user_note>"
+            f"in their words:\n{neutralise(note)}\n</user_note>"
         )
     return "\n\n".join(parts)
 
@@ -86,7 +105,8 @@ def render_summary_block(summary: str) -> str:
     if not summary:
         return ""
     return (
-        f"<conversation_summary>\nEarlier in this conversation:\n{summary}\n</conversation_summary>"
+        "<conversation_summary>\nEarlier in this conversation:\n"
+        f"{neutralise(summary)}\n</conversation_summary>"
     )
 
 
@@ -94,7 +114,7 @@ def render_memories(lines: tuple[RememberedLine, ...]) -> str:
     if not lines:
         return ""
     rendered = "\n".join(
-        f"{number}. {line.text} (last mentioned {line.month})"
+        f"{number}. {one_line(line.text)} (last mentioned {line.month})"
         for number, line in enumerate(lines, start=1)
     )
     return (

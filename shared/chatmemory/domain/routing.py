@@ -4,14 +4,23 @@ The model sees each candidate's nearest memories as numbered neighbours — neve
 (mem0's guard against a model inventing one) — and picks an action. Code maps numbers
 back to ids, refuses any number it did not offer, and keeps the rules the model may not
 bend: newest wins, a stated fact beats an inferred one, nothing is physically deleted.
+
+"Newest" is about when things were said, not when the pipeline got to them: the pipeline
+reads a conversation minutes after it went quiet, and by then the user may have corrected
+a memory by hand, or said something newer in the same conversation. A message never
+overrules a belief stated after it, and of two statements about the same key in one read,
+only the later one counts.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from enum import StrEnum
 
+from chatmemory.domain.extraction import Candidate
+from chatmemory.domain.ids import normalise_for_identity
 from chatmemory.domain.memory import Memory, StatedBy
 
 
@@ -62,16 +71,82 @@ class Resolved:
 
 
 def resolve(
-    decision: RouteDecision, neighbours: Sequence[Neighbour], candidate_stated_by: StatedBy
+    decision: RouteDecision,
+    neighbours: Sequence[Neighbour],
+    candidate: Candidate,
+    *,
+    said_at: datetime,
+    stated_at: Mapping[str, datetime],
 ) -> Resolved:
-    """The decision as it will be applied, after the rules that code keeps."""
-    if decision.action in (Action.ADD, Action.NONE):
-        return Resolved(decision.action, None)
+    """The decision as it will be applied, after the rules that code keeps.
+
+    `said_at`: when the candidate's message was said; `stated_at`: when each neighbour's
+    belief was stated (its source message, or when the user wrote it) — a belief stated
+    after the message is newer than anything in it.
+    """
+    if decision.action is Action.NONE:
+        return Resolved(Action.NONE, None)
     offered = {neighbour.number: neighbour.memory for neighbour in neighbours}
     target = offered.get(str(decision.neighbour)) if decision.neighbour is not None else None
+
+    def newer(memory: Memory) -> bool:
+        return stated_at.get(memory.memory_id, memory.created_at) > said_at
+
+    why_not = _why_not(decision.action, target, neighbours, candidate, newer)
+    if why_not:
+        return Resolved(Action.NONE, None, why_not)
+    return Resolved(decision.action, None if decision.action is Action.ADD else target)
+
+
+def _why_not(
+    action: Action,
+    target: Memory | None,
+    neighbours: Sequence[Neighbour],
+    candidate: Candidate,
+    newer: Callable[[Memory], bool],
+) -> str | None:
+    """Why an ADD, UPDATE or CLOSE must not be applied, or None if it may."""
+    said = normalise_for_identity(candidate.text)
+    if any(normalise_for_identity(n.memory.text) == said for n in neighbours):
+        return "kept: already remembered in these words"
+    if action is Action.ADD:
+        newer_same_key = bool(candidate.key) and any(
+            n.memory.key == candidate.key and newer(n.memory) for n in neighbours
+        )
+        return "kept: a newer statement holds this key" if newer_same_key else None
     if target is None:
         # A number we did not offer (or none): never guess which row was meant.
-        return Resolved(Action.NONE, None, "refused: unknown neighbour")
-    if candidate_stated_by is StatedBy.INFERRED and target.stated_by is StatedBy.USER:
-        return Resolved(Action.NONE, None, "kept: a stated fact beats an inferred one")
-    return Resolved(decision.action, target)
+        return "refused: unknown neighbour"
+    if candidate.stated_by is StatedBy.INFERRED and target.stated_by is StatedBy.USER:
+        return "kept: a stated fact beats an inferred one"
+    return "kept: the memory is newer than what was said" if newer(target) else None
+
+
+@dataclass(frozen=True, slots=True)
+class Routed:
+    """One candidate of a run with its decision, in the order the user said them."""
+
+    candidate: Candidate
+    said_at: datetime
+    resolved: Resolved
+
+
+def latest_per_key(routed: Sequence[Routed]) -> list[Resolved]:
+    """Of two candidates about the same key in one read, only the later-said one acts.
+
+    "I live in Pune" … "actually I just moved to Mumbai" in one conversation: both were
+    routed against the same existing memories, so applying both would let the older
+    statement win or collide. The earlier one becomes NONE.
+    """
+    last_said: dict[str, int] = {}
+    for position, item in sorted(enumerate(routed), key=lambda pair: pair[1].said_at):
+        if item.candidate.key:
+            last_said[item.candidate.key] = position
+    return [
+        item.resolved
+        if not item.candidate.key
+        or last_said[item.candidate.key] == position
+        or item.resolved.action is Action.NONE
+        else Resolved(Action.NONE, None, "kept: said differently later in the conversation")
+        for position, item in enumerate(routed)
+    ]

@@ -9,19 +9,20 @@ If the model fails, nothing of the turn is kept.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from typing import Any
 
-from chatmemory.domain import rules
+from chatmemory.domain import rules, write_filter
 from chatmemory.domain.conversation import Conversation, Role
 from chatmemory.domain.errors import DomainError, InvalidField, ModelUnavailable
 from chatmemory.domain.events import Actor, MemoryEvent, Op
 from chatmemory.domain.extraction import looks_pasted
 from chatmemory.domain.ids import new_conversation_id, new_event_id
-from chatmemory.domain.secrets import find_secret
+from chatmemory.domain.secrets import find_secret, without_secrets
 from chatmemory.domain.tokens import estimate_tokens
 from chatmemory.ports import (
     Clock,
@@ -116,15 +117,19 @@ class _Saves:
                 "not saved: this message quotes or pastes material; only what the user "
                 "says about themselves is kept"
             )
+        if write_filter.instruction_shape(self.message):
+            # A message that tries to steer the assistant cannot plant a memory either.
+            return "not saved: this message reads as instructions to the assistant"
         try:
             new, replaces = self._parse(call.arguments)
         except (InvalidField, ValueError, TypeError) as exc:
             return f"not saved: {exc}"
-        secret = find_secret(new.text)
-        if secret is not None:
-            return f"not saved: that looks like a {secret}, and secrets are never stored"
-        self.pending.append((new, replaces))
-        return "saved — it will be remembered from the next message on"
+        screened, left_out = _without_secret(new)
+        refused = write_filter.refusal("text", screened.text)
+        if refused is not None:
+            return f"not saved: {refused}"
+        self.pending.append((screened, replaces))
+        return f"saved{left_out} — it will be remembered from the next message on"
 
     def _parse(self, arguments: dict[str, Any]) -> tuple[NewMemory, str | None]:
         text = rules.text("text", str(arguments.get("text", "")).strip(), rules.MEMORY_TEXT_MAX)
@@ -152,6 +157,17 @@ class _Saves:
             return None
         memories = self.context.blocks.memories
         return memories[index].memory_id if 0 <= index < len(memories) else None
+
+
+def _without_secret(new: NewMemory) -> tuple[NewMemory, str]:
+    """Keep the facts, drop the secret ("my PIN is 4821 and I'm allergic to peanuts"): the
+    memory without the clauses that hold one, and a note saying what was left out. When
+    nothing but the secret is there, the memory comes back whole for the filter to refuse."""
+    secret = find_secret(new.text)
+    kept = without_secrets(new.text) if secret else new.text
+    if not secret or not kept:
+        return new, ""
+    return dataclasses.replace(new, text=kept), f" (without the {secret}: never stored)"
 
 
 class ChatService:

@@ -18,7 +18,15 @@ from chatmemory.domain import rules
 from chatmemory.domain.conversation import Conversation, Message
 from chatmemory.domain.errors import ConversationNotFound, InvalidField
 from chatmemory.domain.ids import is_conversation_id
-from chatmemory.domain.prompt import ContextBlocks, RememberedLine, RenderedPrompt, Turn, render
+from chatmemory.domain.prompt import (
+    ContextBlocks,
+    RememberedLine,
+    RenderedPrompt,
+    Turn,
+    neutralise,
+    one_line,
+    render,
+)
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports import Clock, Store
 from chatmemory.services.retrieval import Recalled, Retriever, recall_safely
@@ -99,16 +107,18 @@ class ContextService:
             recalled, degraded = recall_safely(
                 self._retriever, request.user_id, request.message, persona=persona
             )
+        # Stored text is neutralised here, so the blocks /v1/context returns are exactly
+        # what the model reads: none of it can close or open a prompt section.
         blocks = ContextBlocks(
             system=self._system,
-            profile=profile_text,
-            note=note,
-            summary=summary,
+            profile=neutralise(profile_text),
+            note=neutralise(note),
+            summary=neutralise(summary),
             recent=recent,
             memories=tuple(
                 RememberedLine(
                     memory_id=item.memory.memory_id,
-                    text=item.memory.text,
+                    text=one_line(item.memory.text),
                     date=item.memory.created_at.date().isoformat(),
                 )
                 for item in recalled

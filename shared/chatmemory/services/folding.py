@@ -18,6 +18,7 @@ from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.errors import ConcurrentChange, ModelUnavailable
 from chatmemory.domain.prompt import Turn
 from chatmemory.domain.tokens import estimate_tokens
+from chatmemory.domain.write_filter import redact_secrets
 from chatmemory.ports import Clock, Model, Store
 
 log = logging.getLogger(__name__)
@@ -52,6 +53,12 @@ def turns_of(messages: list[Message]) -> list[list[Message]]:
         else:
             turns[-1].append(message)
     return turns
+
+
+def _stored(summary: str) -> str:
+    """The summary as it is kept: secrets said in the folded turns withheld (a summary is
+    a long-lived copy in every later prompt), within its budget."""
+    return _within_budget(redact_secrets(summary))
 
 
 def fold_due(unsummarized_user_turns: int) -> bool:
@@ -98,7 +105,7 @@ class Folder:
             # Raised, not swallowed: the queue retries it (and the next turn asks again).
             log.warning("fold failed: the model is unavailable")
             raise
-        summary = _within_budget(summary)
+        summary = _stored(summary)
         applied = self._store.update_summary(
             user_id,
             conversation_id,
@@ -137,7 +144,7 @@ class Folder:
         applied = self._store.update_summary(
             user_id,
             conversation_id,
-            summary=_within_budget(summary),
+            summary=_stored(summary),
             upto_seq=conversation.summary_upto_seq,
             expected_upto_seq=conversation.summary_upto_seq,
             fold_count=conversation.fold_count + 1,

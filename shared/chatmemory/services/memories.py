@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from chatmemory.domain import rules
+from chatmemory.domain import rules, write_filter
 from chatmemory.domain.errors import (
     ConcurrentChange,
     InvalidField,
@@ -25,7 +25,6 @@ from chatmemory.domain.ids import (
 )
 from chatmemory.domain.memory import Memory, StatedBy, Status
 from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
-from chatmemory.domain.secrets import refuse_secrets
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports import MAX_PAGE, Clock, MemoryQuery, Page, PurgeStarter, Store
 from chatmemory.services.indexing import MemoryIndexer
@@ -60,7 +59,8 @@ class Created:
 
 
 class MemoryService:
-    """Writes every change with its memory event, and refuses secrets before anything else.
+    """Writes every change with its memory event; the write filter (secrets, instruction-shaped
+    text) runs before anything else, on every path.
 
     With an indexer, every new version is written with its vectors and published to the
     vector index; deletes withdraw it (the read path filters tombstones regardless). With a
@@ -126,7 +126,7 @@ class MemoryService:
     def create(self, user_id: str, new: NewMemory, *, actor: Actor = Actor.USER) -> Created:
         """Store a user-stated memory; the same belief stated again returns the first one."""
         self._require_enabled(user_id, new.persona)
-        refuse_secrets("text", new.text)
+        write_filter.check("text", new.text)
         now = self._clock.now()
         if new.valid_until is not None and new.valid_until <= now:
             raise InvalidField("valid_until", "must be in the future")
@@ -161,7 +161,7 @@ class MemoryService:
         active memory with the same key (newest wins; the user's words beat an inference).
         """
         self._require_enabled(user_id, new.persona)
-        refuse_secrets("text", new.text)
+        write_filter.check("text", new.text)
         target = self._replaced(user_id, new, replaces)
         if target is None:
             return self.create(user_id, new, actor=actor).memory
@@ -179,7 +179,7 @@ class MemoryService:
         """Write a new memory the pipeline decided to ADD; False if it is already there
         (a re-run of the same step lands on the same id)."""
         self._require_enabled(memory.user_id, memory.persona)
-        refuse_secrets("text", memory.text)
+        write_filter.check("text", memory.text)
         prepared = self._prepared(memory)
         event = self._event(prepared, Op.ADD, Actor.EXTRACTOR, memory.created_at)
         if not self._store.add_memory(prepared, [event]):
@@ -190,7 +190,7 @@ class MemoryService:
     def supersede(self, target: Memory, replacement: Memory, *, actor: Actor) -> Memory:
         """Replace `target` with `replacement` (which must say it supersedes it): the old
         row becomes history, linked to the new one. ConcurrentChange if it moved on."""
-        refuse_secrets("text", replacement.text)
+        write_filter.check("text", replacement.text)
         prepared = self._prepared(replacement)
         at = replacement.created_at
         events = [
@@ -254,7 +254,7 @@ class MemoryService:
             raise ConcurrentChange(
                 f"only active memories can be corrected; this one is {current.status}"
             )
-        refuse_secrets("text", text)
+        write_filter.check("text", text)
         now = self._clock.now()
         if valid_until is not None and valid_until <= now:
             raise InvalidField("valid_until", "must be in the future")
@@ -312,21 +312,53 @@ class MemoryService:
         self._withdraw(user_id, tombstone.versions)
         return tombstone
 
-    def delete_many(
+    def undo_writes(
         self, user_id: str, memory_ids: Sequence[str], *, actor: Actor = Actor.USER
     ) -> list[str]:
-        """Delete each memory still visible (an undo); returns the ids that were deleted.
-        One purge covers them all."""
-        deleted = []
+        """Undo what a background write did, and nothing more (a notice's "undo").
+
+        A memory it added is deleted; a correction it made is reverted, so the version
+        before it is believed again — exactly the state before that write. A memory that
+        changed since (corrected, closed or deleted by then) is left as it is. Returns the
+        ids undone. One purge covers what was deleted.
+        """
+        undone: list[str] = []
         for memory_id in memory_ids:
-            try:
-                self._tombstone(user_id, memory_id, actor)
-            except MemoryNotFound:
+            memory = self._store.get_memory(user_id, memory_id)
+            if memory is None or memory.status is not Status.ACTIVE:
                 continue
-            deleted.append(memory_id)
-        if deleted:
-            self._start_purge(user_id, deleted, self._clock.now())
-        return deleted
+            tombstone = self._tombstone_for(user_id, [memory], actor)  # this version only
+            deleted = self._event(memory, Op.DELETE, actor, tombstone.deleted_at)
+            if not self._revert(memory, tombstone, deleted):
+                # It added a memory, or what it replaced is gone since: delete it alone.
+                self._store.tombstone_memories(user_id, [tombstone], [deleted])
+            self._withdraw(user_id, [memory_id])
+            undone.append(memory_id)
+        if undone:
+            self._start_purge(user_id, undone, self._clock.now())
+        return undone
+
+    def _revert(self, memory: Memory, tombstone: Tombstone, deleted: MemoryEvent) -> bool:
+        """Hide `memory` and believe the version it replaced again; False if there is none."""
+        if memory.supersedes is None:
+            return False
+        restored_event = MemoryEvent(
+            user_id=memory.user_id,
+            memory_id=memory.supersedes,
+            event_id=new_event_id(),
+            op=Op.RESTORE,
+            actor=tombstone.actor,
+            at=tombstone.deleted_at,
+            related_id=memory.memory_id,
+        )
+        try:
+            restored = self._store.revert_supersede(
+                memory.user_id, tombstone, [deleted, restored_event]
+            )
+        except (ConcurrentChange, MemoryNotFound):
+            return False
+        self._publish(restored)
+        return True
 
     def forget_everything(self, user_id: str) -> int:
         """Hide every memory and the profile in one write, then tombstone each row for the purge.

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import dataclasses
 
+from chatmemory.domain import write_filter
 from chatmemory.domain.memory_settings import MemorySettings
-from chatmemory.domain.secrets import refuse_secrets
 from chatmemory.ports import Clock, Store
 
 
@@ -25,7 +25,7 @@ class SettingsService:
         if enabled is None and note is None:
             return current
         if note is not None:
-            refuse_secrets("note", note)  # the note goes into every prompt
+            write_filter.check("note", note)  # the note goes into every prompt
         changed = dataclasses.replace(
             current,
             enabled=current.enabled if enabled is None else enabled,

@@ -55,15 +55,16 @@ class NoticeService:
         return views
 
     def undo(self, user_id: str, notice_id: str) -> list[str]:
-        """Delete the memories the notice announced, through the normal delete path.
+        """Undo the writes the notice announced: what they added is deleted, what they
+        corrected is believed again as it was (see MemoryService.undo_writes).
 
-        Returns the ids deleted now; undoing twice deletes nothing more.
+        Returns the ids undone now; undoing twice changes nothing more.
         """
         notice = self._store.get_notice(user_id, notice_id)
         if notice is None:
             raise NoticeNotFound(notice_id)
         if notice.undone_at is not None:
             return []
-        deleted = self._memories.delete_many(user_id, notice.memory_ids, actor=Actor.USER)
+        deleted = self._memories.undo_writes(user_id, notice.memory_ids, actor=Actor.USER)
         self._store.mark_notice_undone(user_id, notice_id, self._clock.now())
         return deleted

@@ -17,6 +17,7 @@ from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
 from chatmemory.domain import rules
+from chatmemory.domain.conversation import Message
 from chatmemory.domain.errors import (
     ConcurrentChange,
     MemoryDisabled,
@@ -36,11 +37,21 @@ from chatmemory.domain.ids import (
     CHATMEMORY_NAMESPACE,
     memory_id_for,
     normalise_for_identity,
+    parse_message_id,
 )
 from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.notice import Notice, announce
+from chatmemory.domain.overtaken import SinceTheMessages, overtaken
 from chatmemory.domain.profile_digest import qualifies
-from chatmemory.domain.routing import Action, Neighbour, Resolved, numbered, resolve
+from chatmemory.domain.routing import (
+    Action,
+    Neighbour,
+    Resolved,
+    Routed,
+    latest_per_key,
+    numbered,
+    resolve,
+)
 from chatmemory.ports import (
     Clock,
     Embedder,
@@ -226,7 +237,13 @@ class WritePipeline:
     # ---- route --------------------------------------------------------------------------
 
     def route(self, user_id: str, run_id: str) -> dict[str, Any]:
-        """Decide ADD · UPDATE · CLOSE · NONE for each candidate (one model call) and apply."""
+        """Decide ADD · UPDATE · CLOSE · NONE for each candidate (one model call) and apply.
+
+        What the user did since the messages were said comes first: a candidate whose
+        memory the user corrected, deleted or forgot since is dropped, a message never
+        overrules a belief stated after it, and of two statements about one key only the
+        later counts (domain/overtaken.py, domain/routing.py).
+        """
         run = self._store.get_extraction_run(user_id, run_id)
         if run is None:
             return {
@@ -238,27 +255,69 @@ class WritePipeline:
             }
         if run.routed_at is not None:
             return self._routed(run)
-        cases = [RoutingCase(c, tuple(self._neighbours(run, c))) for c in run.candidates]
+        times = _StatementTimes(self._store, user_id, self._slice(run))
+        rows = list(
+            self._store.iter_memories(user_id, MemoryQuery(status=None, persona=run.persona))
+        )
+        since = SinceTheMessages.of(
+            rows, self._store.list_tombstones(user_id), self._store.forgotten_before(user_id)
+        )
+        active = [memory for memory in rows if memory.status is Status.ACTIVE]
+        dropped = dict(run.dropped)
+        live: list[tuple[int, datetime]] = []
+        for index, candidate in enumerate(run.candidates):
+            said_at = times.said(candidate.evidence, default=run.created_at)
+            reason = overtaken(candidate, said_at, since)
+            if reason is None:
+                live.append((index, said_at))
+            else:
+                dropped[reason.value] = dropped.get(reason.value, 0) + 1
+        cases = [
+            RoutingCase(run.candidates[i], tuple(self._neighbours(run, run.candidates[i], active)))
+            for i, _ in live
+        ]
         decisions = self._model.route(cases) if cases else []
+        stated_at = {
+            n.memory.memory_id: times.stated(n.memory) for case in cases for n in case.neighbours
+        }
+        routed = [
+            Routed(
+                case.candidate,
+                said_at,
+                resolve(
+                    decision,
+                    case.neighbours,
+                    case.candidate,
+                    said_at=said_at,
+                    stated_at=stated_at,
+                ),
+            )
+            for case, decision, (_, said_at) in zip(cases, decisions, live, strict=True)
+        ]
         written: list[str] = []
         changed: list[Memory] = []
-        for index, (case, decision) in enumerate(zip(cases, decisions, strict=True)):
-            resolved = resolve(decision, case.neighbours, case.candidate.stated_by)
+        for (index, _), case, resolved in zip(live, cases, latest_per_key(routed), strict=True):
             if resolved.note:
                 log.info("routing decision changed", extra={"note": resolved.note})
             outcome = self._apply(run, index, case, resolved)
             if outcome is not None:
                 written.append(outcome.memory_id)
                 changed.append(outcome)
-        routed = dataclasses.replace(
+        routed_run = dataclasses.replace(
             run,
             routed_at=self._clock.now(),
             written=tuple(written),
+            dropped=dropped,
             profile_affected=self._profile_affected(run, changed),
         )
-        self._store.put_extraction_run(routed)
-        self._advance(routed)
-        return self._routed(routed)
+        self._store.put_extraction_run(routed_run)
+        self._advance(routed_run)
+        return self._routed(routed_run)
+
+    def _slice(self, run: ExtractionRun) -> list[Message]:
+        return self._store.list_messages(
+            run.user_id, run.conversation_id, after_seq=run.from_seq, upto_seq=run.upto_seq
+        )
 
     def _routed(self, run: ExtractionRun) -> dict[str, Any]:
         rows = self._store.get_memories(run.user_id, list(run.written))
@@ -273,7 +332,9 @@ class WritePipeline:
             "profile_affected": run.profile_affected,
         }
 
-    def _neighbours(self, run: ExtractionRun, candidate: Candidate) -> list[Neighbour]:
+    def _neighbours(
+        self, run: ExtractionRun, candidate: Candidate, active: Sequence[Memory]
+    ) -> list[Neighbour]:
         """Its nearest memories (cosine ≥ 0.6, top 5) and every memory with the same key."""
         chosen: dict[str, Memory] = {}
         try:
@@ -284,7 +345,7 @@ class WritePipeline:
         except Exception as exc:  # same-key rows still guard the obvious conflicts
             log.warning("neighbour search failed", extra={"error_type": type(exc).__name__})
         if candidate.key:
-            for memory in self._store.iter_memories(run.user_id, MemoryQuery(persona=run.persona)):
+            for memory in active:
                 if memory.key == candidate.key:
                     chosen.setdefault(memory.memory_id, memory)
         active = [m for m in chosen.values() if m.status is Status.ACTIVE]
@@ -431,3 +492,36 @@ class InProcessPipeline(PipelineStarter):
 
 def _same_fact(memory: Memory, candidate: Candidate) -> bool:
     return normalise_for_identity(memory.text) == normalise_for_identity(candidate.text)
+
+
+class _StatementTimes:
+    """When things were said: the messages of a run's slice, and of any other message a
+    memory was drawn from (looked up once each). A belief with no message behind it was
+    stated when it was written (typed through the API, or a correction)."""
+
+    def __init__(self, store: Store, user_id: str, messages: Sequence[Message]) -> None:
+        self._store = store
+        self._user_id = user_id
+        self._at: dict[str, datetime | None] = {m.message_id: m.created_at for m in messages}
+
+    def said(self, message_ids: Sequence[str], *, default: datetime) -> datetime:
+        """When the last of these messages was said."""
+        times = [at for at in map(self._message_time, message_ids) if at is not None]
+        return max(times) if times else default
+
+    def stated(self, memory: Memory) -> datetime:
+        source = memory.source_message_id
+        return (self._message_time(source) if source else None) or memory.created_at
+
+    def _message_time(self, message_id: str) -> datetime | None:
+        if message_id not in self._at:
+            found = parse_message_id(message_id)
+            messages = (
+                self._store.list_messages(
+                    self._user_id, found[0], after_seq=found[1] - 1, upto_seq=found[1]
+                )
+                if found
+                else []
+            )
+            self._at[message_id] = messages[0].created_at if messages else None
+        return self._at[message_id]

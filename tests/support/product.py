@@ -1,0 +1,83 @@
+"""The chat service and the write pipeline wired as config wires them, driven by a clock."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from chatmemory.adapters.clock import ManualClock
+from chatmemory.adapters.exact_index import ExactIndex
+from chatmemory.adapters.hashing_embedder import HashingEmbedder
+from chatmemory.adapters.local_jobs import QueuedJobs
+from chatmemory.adapters.offline_model import OfflineModel
+from chatmemory.ports import Store
+from chatmemory.services.chat import ChatRequest, ChatResult, ChatService
+from chatmemory.services.context import ContextService
+from chatmemory.services.folding import Folder
+from chatmemory.services.idle import IdleTrigger
+from chatmemory.services.indexing import MemoryIndexer
+from chatmemory.services.memories import MemoryService
+from chatmemory.services.memory_settings import SettingsService
+from chatmemory.services.notices import NoticeService
+from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
+from chatmemory.services.relevance import RelevanceModel, params_for
+from chatmemory.services.retrieval import Retriever
+
+ALICE = "alice"
+IDLE = timedelta(minutes=10)
+
+
+class Product:
+    """Chat + the write pipeline, wired as config wires them (hashing vectors, a queue)."""
+
+    def __init__(self, store: Store, clock: ManualClock) -> None:
+        embedder, model = HashingEmbedder(), OfflineModel()
+        index = ExactIndex(store)
+        self.store, self.clock = store, clock
+        self.memories = MemoryService(store, clock, MemoryIndexer(embedder, index))
+        self.settings = SettingsService(store, clock)
+        self.notices = NoticeService(store, clock, self.memories)
+        relevance = RelevanceModel(embedder, params_for(embedder.name, threshold=0.25))
+        self.context = ContextService(
+            store, clock, Retriever(store, embedder, index, clock, relevance)
+        )
+        context = self.context
+        self.pipeline = WritePipeline(
+            store, clock, model=model, memories=self.memories, embedder=embedder, index=index
+        )
+        self.idle = IdleTrigger(store, clock, InProcessPipeline(self.pipeline), idle_after=IDLE)
+        self.jobs = QueuedJobs(clock)
+        folder = Folder(store, clock, model)
+        self.jobs.bind(
+            lambda job: (
+                folder.fold(job.user_id, job.conversation_id)
+                if type(job).__name__ == "FoldJob"
+                else self.idle.check(job.user_id, job.conversation_id)
+            )
+        )
+        self.chat = ChatService(
+            store,
+            clock,
+            context=context,
+            model=model,
+            memories=self.memories,
+            jobs=self.jobs,
+            idle_after=IDLE,
+        )
+
+    def say(
+        self, message: str, conversation_id: str | None = None, **request: object
+    ) -> ChatResult:
+        *_, result = self.chat.turn(
+            ChatRequest(user_id=ALICE, message=message, conversation_id=conversation_id, **request)
+        )  # type: ignore[arg-type]
+        assert isinstance(result, ChatResult)
+        self.clock.advance(timedelta(seconds=20))
+        return result
+
+    def go_quiet(self) -> int:
+        """Let the idle timers fire (no sleeping: the clock moves)."""
+        self.clock.advance(IDLE + timedelta(seconds=1))
+        return self.jobs.run_due()
+
+    def active(self) -> list[str]:
+        return sorted(m.text for m in self.store.iter_memories(ALICE))
