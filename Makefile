@@ -17,8 +17,11 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## Install everything and start the local server on http://127.0.0.1:3000
+## (make run PORT=3001 STATE_DIR=/tmp/chatmemory-demo for another port or state folder)
+PORT ?= 3000
+STATE_DIR ?=
 run: install
-	$(BIN)/chatmemory serve
+	$(BIN)/chatmemory serve --port $(PORT)$(if $(STATE_DIR), --state-dir $(STATE_DIR))
 
 ## Install everything and run every check and test
 test: install lint typecheck unit

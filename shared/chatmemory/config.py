@@ -105,6 +105,10 @@ class Settings:
 
     store: StoreKind = "sqlite"
     state_dir: Path = field(default_factory=lambda: default_state_dir(os.environ))
+    # Where the CLI looks when no folder is named: a server records itself there, so
+    # `token` and `flush` meet the server they are meant for (local/running.py).
+    well_known_state_dir: Path = field(default_factory=lambda: default_state_dir(os.environ))
+    state_dir_chosen: bool = False  # CHATMEMORY_STATE_DIR named one
     table_name: str | None = None
     region: str | None = None
     dynamodb_endpoint: str | None = None
@@ -192,6 +196,8 @@ class Settings:
             else default_model_cache(env),
             store=store,  # type: ignore[arg-type]  # checked just above
             state_dir=Path(state_dir).expanduser() if state_dir else default_state_dir(env),
+            well_known_state_dir=default_state_dir(env),
+            state_dir_chosen=bool(state_dir),
             table_name=env.get("CHATMEMORY_TABLE_NAME"),
             region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"),
             dynamodb_endpoint=env.get("CHATMEMORY_DYNAMODB_ENDPOINT"),
@@ -251,6 +257,15 @@ class Container:
                 self._embedder = self._build_embedder()
             return self._embedder
 
+    def warm_up(self) -> None:
+        """Build everything a first request would, now: the store, the embedding model (and
+        its ONNX export, once per cache folder) with a first forward pass, the recall gate's
+        examples and the chat model. The local server reports ready only after this."""
+        _ = self.store
+        self.embedder.embed(["warming up"])
+        self.relevance.warm_up()
+        _ = (self.context, self.memories, self.chat, self.notices, self.memory_settings)
+
     def _build_embedder(self) -> Embedder:
         kind = self.settings.embedder
         if kind == "titan":
@@ -300,13 +315,18 @@ class Container:
 
     @cached_property
     def indexer(self) -> MemoryIndexer:
-        return MemoryIndexer(self.embedder, self.index)
+        # The embedder is fetched on first use: listing, deleting or undoing never waits
+        # for a model to load.
+        return MemoryIndexer(lambda: self.embedder, lambda: self.index)
+
+    @cached_property
+    def relevance(self) -> RelevanceModel:
+        params = params_for(self.embedder.name, self.settings.recall_threshold)
+        return RelevanceModel(self.embedder, params)
 
     @cached_property
     def retriever(self) -> Retriever:
-        params = params_for(self.embedder.name, self.settings.recall_threshold)
-        relevance = RelevanceModel(self.embedder, params)
-        return Retriever(self.store, self.embedder, self.index, self.clock, relevance)
+        return Retriever(self.store, self.embedder, self.index, self.clock, self.relevance)
 
     @cached_property
     def context(self) -> ContextService:

@@ -3,10 +3,7 @@
 from __future__ import annotations
 
 import json
-import os
 import sqlite3
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -17,7 +14,8 @@ import pytest
 
 from chatmemory.config import SQLITE_FILE
 from chatmemory.local.tokens import LocalTokens
-from tests.support.local_server import ROOT, Running, serve_locally
+from tests.support.cli_server import cli_environment, run_cli, serve_in_process
+from tests.support.local_server import Running, serve_locally
 
 pytestmark = pytest.mark.e2e
 
@@ -99,57 +97,43 @@ def test_bad_input_over_http_writes_nothing(server: Running) -> None:
     assert server.call("GET", "/v1/memories?status=all", token=alice).body["memories"] == []
 
 
+def test_methods_no_route_serves_get_405_or_501_in_the_contracts_shape(server: Running) -> None:
+    alice = server.token_for("alice")
+
+    # A known path with a method it does not serve: 405, naming the ones it does
+    for method, path in [("GET", "/v1/chat"), ("DELETE", "/v1/chat"), ("GET", "/v1/context")]:
+        answer = server.call(method, path, token=alice)
+        assert (answer.status, answer.headers.get("Allow")) == (405, "POST"), (method, path)
+        assert answer.body["error"]["code"] == "method_not_allowed"
+    # HEAD and TRACE are methods no route serves either; TRACE never echoes the request
+    head = server.call("HEAD", "/v1/memories", token=alice)
+    assert (head.status, head.headers.get("Allow"), head.body) == (405, "DELETE, GET, POST", None)
+    trace = server.call("TRACE", "/v1/memories", token=alice)
+    assert (trace.status, trace.body["error"]["code"]) == (405, "method_not_allowed")
+    assert alice not in str(trace.body)
+    # A method HTTP does not know is 501, as JSON rather than an HTML page
+    unknown = server.call("BREW", "/v1/memories", token=alice)
+    assert unknown.status == 501 and unknown.body["error"]["code"] == "not_implemented"
+
+
 def test_the_cli_serves_and_mints_tokens_for_the_same_state_folder(
     tmp_path: Path, model_cache: Path
 ) -> None:
-    environment = {**os.environ, "CHATMEMORY_MODEL_CACHE": str(model_cache)}
     # Given the CLI serving on a free port from a fresh state folder
-    process = subprocess.Popen(  # noqa: S603 - our own CLI
-        [
-            sys.executable,
-            "-m",
-            "chatmemory.local.cli",
-            "serve",
-            "--port",
-            "0",
-            "--state-dir",
-            str(tmp_path),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.DEVNULL,
-        text=True,
-        cwd=ROOT,
-        env=environment,
-    )
-    try:
-        assert process.stdout is not None
-        banner = process.stdout.readline()  # printed once the socket is bound
-        url = banner.split("listening on ", 1)[1].strip()
-        # When a token is minted for the same folder
-        token = subprocess.run(  # noqa: S603
-            [
-                sys.executable,
-                "-m",
-                "chatmemory.local.cli",
-                "token",
-                "alice",
-                "--state-dir",
-                str(tmp_path),
-            ],
-            capture_output=True,
-            text=True,
-            check=True,
-            cwd=ROOT,
-            env=environment,
-        ).stdout
-        # Then the token is the only output and the server accepts it
-        assert token.count("\n") == 1 and token.count(".") == 2
-        running = Running(url=url, tokens=LocalTokens("x" * 32), secret="")
+    environment = cli_environment(tmp_path, model_cache)
+    state = str(tmp_path / "state")
+    with serve_in_process(environment, "--state-dir", state) as served:
+        # When a token is minted for the same folder, and one with no folder named
+        token = served.cli("token", "alice", "--state-dir", state)
+        followed = served.cli("token", "bob")
+        # Then the token is the only output and the server accepts it; with no folder
+        # named, the CLI follows the running server's folder and says so
+        assert token.stdout.count("\n") == 1 and token.stdout.count(".") == 2
+        running = Running(url=served.url, tokens=LocalTokens("x" * 32), secret="")
         assert running.call("GET", "/v1/health").body == {"status": "ok"}
-        assert running.call("GET", "/v1/memories", token=token.strip()).status == 200
-    finally:
-        process.terminate()
-        process.wait(timeout=10)
+        assert running.call("GET", "/v1/memories", token=token.stdout.strip()).status == 200
+        assert running.call("GET", "/v1/memories", token=followed.stdout.strip()).status == 200
+        assert "using the state folder of the server running at" in followed.stderr
 
 
 def _stream(server: Running, token: str, body: dict[str, Any]) -> list[tuple[str, Any]]:
@@ -199,6 +183,7 @@ def test_a_new_user_is_remembered_across_conversations_and_chat_streams(server: 
 def test_a_streamed_turn_refuses_bad_input_before_streaming(server: Running) -> None:
     alice = server.token_for("alice")
     request = Request(server.url + "/v1/chat", data=b'{"message": ""}', method="POST")  # noqa: S310
+    request.add_header("Content-Type", "application/json")
     request.add_header("Accept", "text/event-stream")
     request.add_header("Authorization", f"Bearer {alice}")
 
@@ -210,17 +195,8 @@ def test_a_streamed_turn_refuses_bad_input_before_streaming(server: Running) -> 
 
 
 def _flush(state_dir: Path, model_cache: Path) -> str:
-    environment = {**os.environ, "CHATMEMORY_MODEL_CACHE": str(model_cache)}
-    done = subprocess.run(  # noqa: S603 - our own CLI, as a developer runs it
-        [sys.executable, "-m", "chatmemory.local.cli", "flush", "--state-dir", str(state_dir)],
-        capture_output=True,
-        text=True,
-        check=True,
-        cwd=ROOT,
-        env=environment,
-        timeout=120,
-    )
-    return done.stdout
+    environment = cli_environment(state_dir, model_cache)
+    return run_cli(environment, "flush", "--state-dir", str(state_dir)).stdout
 
 
 def test_facts_said_in_chat_are_learned_by_flush_and_corrected_later(

@@ -262,3 +262,59 @@ def test_a_chat_message_that_cannot_be_stored_is_refused_before_any_reply(
         if isinstance(a.body, dict)
     }
     assert refused == dict.fromkeys(answers, (400, "validation_error", True))
+
+
+NOT_JSON_MEDIA_TYPES = [
+    "text/plain",
+    "multipart/form-data; boundary=x",
+    "application/x-www-form-urlencoded",
+    "application/json; charset=latin-1",
+]
+
+
+@pytest.mark.usefixtures("unchanged")
+@pytest.mark.parametrize("content_type", NOT_JSON_MEDIA_TYPES)
+def test_a_body_sent_as_anything_but_json_is_415_and_never_echoed(
+    server: Running,
+    served_operations: list[Operation],
+    token: str,
+    memory_id: str,
+    content_type: str,
+) -> None:
+    # Given a form-looking body holding something private, under a media type that is not JSON
+    raw = b"note=my+pin+is+hunter2&text=hunter2"
+
+    # When it is sent to every operation that takes a body, asking for JSON and for a stream
+    answers = {
+        (op.label, stream): server.call(
+            op.method,
+            op.url(**dict.fromkeys(op.path_params, memory_id)),
+            token=token,
+            raw=raw,
+            headers={"Content-Type": content_type, **(AS_STREAM if stream else {})},
+        )
+        for op in _with_bodies(served_operations)
+        for stream in (False, True)
+    }
+
+    # Then each is a 415 in the contract's shape that repeats nothing of the body
+    wrong = {
+        label: (a.status, a.body)
+        for label, a in answers.items()
+        if (a.status, _error_code(a)) != (415, "unsupported_media_type") or "hunter2" in str(a.body)
+    }
+    assert wrong == {}
+
+
+def test_media_types_are_read_case_blind(server: Running, token: str) -> None:
+    # Given JSON declared in capitals, with a charset
+    answer = server.call(
+        "POST",
+        "/v1/memories",
+        token=token,
+        body={"text": "Likes green tea."},
+        headers={"Content-Type": "APPLICATION/JSON; Charset=UTF-8"},
+    )
+
+    # Then it is read as JSON
+    assert answer.status == 201 and answer.body["text"] == "Likes green tea."

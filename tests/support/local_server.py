@@ -76,8 +76,10 @@ def serve_locally(state_dir: Path, model_cache: Path, **settings: Any) -> Iterat
     use_container(container)
     secret = load_or_create_secret(state_dir)
     tokens = LocalTokens(secret)
-    local = LocalServer("127.0.0.1", 0, LocalGateway(ROOT, tokens))
+    gateway = LocalGateway(ROOT, tokens)
+    local = LocalServer("127.0.0.1", 0, gateway)
     local.start()
+    gateway.warm_up(container)  # what `chatmemory serve` does before /v1/health says ok
     try:
         yield Running(url=local.url, tokens=tokens, secret=secret, container=container)
     finally:

@@ -17,6 +17,7 @@ from pydantic import ValidationError
 
 from chatmemory.api.chat_routes import chat_out, chat_turn
 from chatmemory.api.errors import describe_error, describe_validation_errors
+from chatmemory.api.media_types import refuse_body
 from chatmemory.api.schemas import ChatRequest
 from chatmemory.api.telemetry import count, logger
 from chatmemory.config import container
@@ -46,9 +47,12 @@ def sse(event: str, data: dict[str, Any]) -> bytes:
     return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
 
 
-def stream_chat(user_id: str, raw_body: bytes) -> StreamedResponse:
+def stream_chat(user_id: str, raw_body: bytes, content_type: str | None = None) -> StreamedResponse:
     """Start the turn; its first step runs before the status is chosen, so bad input,
     an unknown conversation or a model down at once still get a proper error status."""
+    refused = refuse_body(content_type, has_body=bool(raw_body))
+    if refused is not None:
+        return _error(refused.status, refused.code, refused.message)
     # Described as the resolver's validation describes them on the JSON path: located
     # under "body", and no body at all is a missing body rather than malformed JSON.
     if not raw_body:

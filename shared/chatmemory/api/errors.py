@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import Any
@@ -25,6 +26,7 @@ from chatmemory.domain.errors import (
 )
 
 MAX_BODY_BYTES = 64 * 1024
+_NAMEABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}(?:\.[A-Za-z0-9_]{1,40}){0,3}")
 NOT_JSON = "the request body is not valid JSON"
 
 
@@ -53,6 +55,10 @@ def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str]:
             return "validation_error", "the request body is required: send a JSON object"
         return "validation_error", "the request body must be a JSON object"
     label = field or where
+    if not _NAMEABLE.fullmatch(label):
+        # A key the client made up may be anything it typed: name it only if it reads as
+        # a field name, so an error never echoes text back.
+        label = "(a field not in this API)"
     reason = {
         "missing": "is required",
         "extra_forbidden": "is not a known field",

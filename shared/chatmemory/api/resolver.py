@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from chatmemory.api.errors import MAX_BODY_BYTES, error_response, register_error_handlers
+from chatmemory.api.media_types import JSON, header, refuse_body
 
 
 def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
@@ -37,17 +38,32 @@ def body_size(raw_event: Mapping[str, Any]) -> int:
 def resolve(
     app: APIGatewayHttpResolver, raw_event: Mapping[str, Any], context: LambdaContext
 ) -> dict[str, Any]:
-    """Answer one API Gateway event; an oversized body is refused before anything parses it."""
-    if body_size(raw_event) > MAX_BODY_BYTES:
-        response = error_response(
+    """Answer one API Gateway event. A body too large or not JSON is refused before anything
+    parses it, so nothing of it is applied or echoed back."""
+    size = body_size(raw_event)
+    if size > MAX_BODY_BYTES:
+        return _refused(
             HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
             "payload_too_large",
             f"the request body is larger than {MAX_BODY_BYTES // 1024} KiB",
         )
-        return {
-            "statusCode": response.status_code,
-            "headers": {"Content-Type": "application/json"},
-            "body": response.body,
-            "isBase64Encoded": False,
-        }
-    return app.resolve(dict(raw_event), context)
+    event = dict(raw_event)
+    content_type = header(event.get("headers"), "content-type")
+    refused = refuse_body(content_type, has_body=size > 0)
+    if refused is not None:
+        return _refused(refused.status, refused.code, refused.message)
+    if size and content_type:
+        # The resolver parses only a literal "application/json"; the type is case-blind.
+        headers = {k: v for k, v in event["headers"].items() if k.lower() != "content-type"}
+        event["headers"] = {**headers, "content-type": JSON}
+    return app.resolve(event, context)
+
+
+def _refused(status: HTTPStatus, code: str, message: str) -> dict[str, Any]:
+    response = error_response(status, code, message)
+    return {
+        "statusCode": response.status_code,
+        "headers": {"Content-Type": "application/json"},
+        "body": response.body,
+        "isBase64Encoded": False,
+    }

@@ -14,18 +14,15 @@ JSON form of the same call — one JSON implementation, behind the API's throttl
 
 from __future__ import annotations
 
-import json
 import time
 import warnings
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler
 from typing import Any, Protocol
 from urllib.parse import urlsplit
 
-from chatmemory.api.chat_stream import EVENT_STREAM, StreamedResponse, stream_chat, wants_stream
-from chatmemory.api.errors import MAX_BODY_BYTES
+from chatmemory.api.chat_stream import EVENT_STREAM, stream_chat, wants_stream
 from chatmemory.api.telemetry import logger, metrics
-from chatmemory.api.threaded_server import ThreadedServer
+from chatmemory.api.threaded_server import ContractRequestHandler, ThreadedServer
 from chatmemory.aws.jwks import InvalidToken, JwksVerifier, KeysUnavailable
 from chatmemory.config import Container, Settings, use_container
 from chatmemory.domain import rules
@@ -52,32 +49,9 @@ def bearer_token(authorization: str | None) -> str | None:
     return token.strip() or None
 
 
-class _StreamHandler(BaseHTTPRequestHandler):
+class _StreamHandler(ContractRequestHandler):
     server_version = "chatmemory-stream"
-    protocol_version = "HTTP/1.1"
     verifier: TokenVerifier  # set on the subclass the server builds
-    _responded = False
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def do_PUT(self) -> None:
-        self._handle()
-
-    def do_PATCH(self) -> None:
-        self._handle()
-
-    def do_DELETE(self) -> None:
-        self._handle()
-
-    def do_OPTIONS(self) -> None:
-        self._handle()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silenced: `_handle` logs one line per request, without queries, bodies or tokens."""
 
     def _handle(self) -> None:
         started = time.perf_counter()
@@ -157,76 +131,7 @@ class _StreamHandler(BaseHTTPRequestHandler):
                 f"this endpoint streams: send Accept: {EVENT_STREAM}, "
                 "or call POST /v1/chat on the HTTP API for JSON",
             )
-        return self._stream(stream_chat(user_id, body))
-
-    def _read_body(self) -> bytes | int:
-        """The request body, or the status of the error already sent instead."""
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            self.close_connection = True  # the body is never read
-            return self._error(HTTPStatus.LENGTH_REQUIRED, "length_required", "send Content-Length")
-        try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            self.close_connection = True
-            return self._error(HTTPStatus.BAD_REQUEST, "validation_error", "bad Content-Length")
-        if length > MAX_BODY_BYTES:
-            self.close_connection = True  # the body is never read
-            return self._error(
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                "payload_too_large",
-                f"the request body is larger than {MAX_BODY_BYTES // 1024} KiB",
-            )
-        return self.rfile.read(length) if length > 0 else b""
-
-    def _stream(self, response: StreamedResponse) -> int:
-        """Send each SSE frame as it is produced (chunked), so tokens reach the client live."""
-        if response.status != HTTPStatus.OK:  # an error chosen before streaming: one body
-            self._write(response.status, response.headers, b"".join(response.body))
-            return response.status
-        self._responded = True
-        self.send_response(response.status)
-        for name, value in response.headers.items():
-            self.send_header(name, value)
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        try:
-            for piece in response.body:
-                if piece:
-                    self.wfile.write(f"{len(piece):X}\r\n".encode() + piece + b"\r\n")
-                    self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client left; an unfinished turn is not stored
-        return response.status
-
-    def _json(self, status: HTTPStatus, payload: dict[str, Any]) -> int:
-        body = json.dumps(payload).encode()
-        self._write(status.value, {"Content-Type": "application/json"}, body)
-        return status.value
-
-    def _error(
-        self,
-        status: HTTPStatus,
-        code: str,
-        message: str,
-        headers: dict[str, str] | None = None,
-    ) -> int:
-        body = json.dumps({"error": {"code": code, "message": message}}).encode()
-        self._write(status.value, {"Content-Type": "application/json", **(headers or {})}, body)
-        return status.value
-
-    def _write(self, status: int, headers: dict[str, str], body: bytes) -> None:
-        self._responded = True
-        self.send_response(status)
-        for name, value in headers.items():
-            if name.lower() not in ("content-length", "connection"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        self.wfile.write(body)
+        return self._stream(stream_chat(user_id, body, self.headers.get("Content-Type")))
 
 
 class StreamServer(ThreadedServer):

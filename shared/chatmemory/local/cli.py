@@ -15,19 +15,55 @@ from chatmemory.adapters.clock import SystemClock
 from chatmemory.adapters.local_jobs import QueuedJobs
 from chatmemory.config import Container, Settings, quiet_local_runtime, use_container
 from chatmemory.domain.errors import InvalidField
+from chatmemory.local.running import record_running_server, running_server
 from chatmemory.local.server import LocalGateway, LocalServer
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
 
+MAX_TOKEN_HOURS = 24 * 366  # a local token lives at most a year
 
-def _settings(state_dir: str | None) -> Settings:
+
+def _settings(state_dir: str | None, *, follow_server: bool = False) -> Settings:
+    """Settings for this command. With no --state-dir (and no CHATMEMORY_STATE_DIR), a
+    command that must meet a running server (token, flush) uses that server's folder."""
     settings = Settings.from_env()
     if state_dir:
-        settings = dataclasses.replace(settings, state_dir=Path(state_dir).expanduser())
+        return dataclasses.replace(settings, state_dir=Path(state_dir).expanduser())
+    if follow_server and not settings.state_dir_chosen:
+        running = running_server(settings.well_known_state_dir)
+        if running is not None and running.state_dir != settings.state_dir.resolve():
+            print(
+                f"using the state folder of the server running at {running.url}: "
+                f"{running.state_dir}",
+                file=sys.stderr,
+            )
+            return dataclasses.replace(settings, state_dir=running.state_dir)
     return settings
 
 
 def _tokens(settings: Settings) -> LocalTokens:
     return LocalTokens(load_or_create_secret(settings.state_dir, settings.local_token_secret))
+
+
+def _port(raw: str) -> int:
+    try:
+        port = int(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a port number") from None
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(f"{port} is out of range (0-65535; 0 picks a free one)")
+    return port
+
+
+def _hours(raw: str) -> float:
+    try:
+        hours = float(raw)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{raw!r} is not a number of hours") from None
+    if not 0 < hours <= MAX_TOKEN_HOURS:  # also refuses nan and inf
+        raise argparse.ArgumentTypeError(
+            f"must be more than 0 and at most {MAX_TOKEN_HOURS} (a year)"
+        )
+    return hours
 
 
 def serve(args: argparse.Namespace) -> int:
@@ -37,31 +73,42 @@ def serve(args: argparse.Namespace) -> int:
     container = Container(settings, SystemClock())
     use_container(container)
     gateway = LocalGateway(settings.project_root, _tokens(settings))
-    server = LocalServer(args.host, args.port, gateway)
-    # Load the embedding model now, off the first request's path (~5 s once).
-    threading.Thread(target=lambda: container.embedder, name="warm-up", daemon=True).start()
+    try:
+        server = LocalServer(args.host, args.port, gateway)
+    except OSError as exc:
+        reason = exc.strerror or type(exc).__name__
+        print(f"error: cannot listen on {args.host}:{args.port}: {reason}", file=sys.stderr)
+        return 2
     stop = threading.Event()
     jobs = container.jobs
-    if isinstance(jobs, QueuedJobs):  # folds (and later the idle pipeline) run off the request path
+    if isinstance(jobs, QueuedJobs):  # folds, idle pipelines and purges run off the request path
         threading.Thread(target=jobs.run_forever, args=(stop,), name="jobs", daemon=True).start()
+    server.start()  # connections are accepted at once; /v1/health says "starting" until ready
     print(
         f"chatmemory is listening on {server.url}\n"
         f"  state folder : {settings.state_dir} (store: {settings.store})\n"
-        f"  get a token  : chatmemory token <user-id> --state-dir {settings.state_dir}\n"
-        f"  try          : curl {server.url}/v1/health",
+        f"  get a token  : chatmemory token <user-id>"
+        + ("" if args.state_dir is None else f" --state-dir {settings.state_dir}")
+        + f"\n  try          : curl {server.url}/v1/health\n"
+        "loading the embedding model…",
         flush=True,
     )
+    record = record_running_server(settings.well_known_state_dir, settings.state_dir, server.url)
     try:
-        server.serve_forever()
+        gateway.warm_up(container)
+        print(f"ready: {server.url}", flush=True)
+        stop.wait()
     except KeyboardInterrupt:
         print("\nstopped", flush=True)
     finally:
         stop.set()
+        record.remove()
+        server.stop()
     return 0
 
 
 def token(args: argparse.Namespace) -> int:
-    settings = _settings(args.state_dir)
+    settings = _settings(args.state_dir, follow_server=True)
     try:
         minted = _tokens(settings).issue(
             args.user_id, SystemClock().now(), ttl=timedelta(hours=args.hours)
@@ -76,7 +123,7 @@ def token(args: argparse.Namespace) -> int:
 def flush(args: argparse.Namespace) -> int:
     """Run every pending background pipeline now, against the same state folder a running
     server uses (SQLite in WAL mode lets both work on it at once)."""
-    settings = _settings(args.state_dir)
+    settings = _settings(args.state_dir, follow_server=True)
     quiet_local_runtime()
     container = Container(settings, SystemClock())
     use_container(container)
@@ -100,14 +147,16 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve_cmd = commands.add_parser("serve", help="start the local server (embedded defaults)")
     serve_cmd.add_argument("--host", default="127.0.0.1")
-    serve_cmd.add_argument("--port", type=int, default=3000)
+    serve_cmd.add_argument("--port", type=_port, default=3000, help="0 picks a free port")
     serve_cmd.add_argument("--state-dir", help="folder for the SQLite file and the local secret")
     serve_cmd.set_defaults(run=serve)
 
     token_cmd = commands.add_parser("token", help="print a bearer token for a user")
     token_cmd.add_argument("user_id")
     token_cmd.add_argument("--state-dir", help="the state folder the server uses")
-    token_cmd.add_argument("--hours", type=float, default=24 * 7, help="lifetime (default 7 days)")
+    token_cmd.add_argument(
+        "--hours", type=_hours, default=24 * 7, help="lifetime, up to a year (default 7 days)"
+    )
     token_cmd.set_defaults(run=token)
 
     flush_cmd = commands.add_parser(

@@ -8,7 +8,6 @@ the very handler the Lambda runs, and writes its response back.
 from __future__ import annotations
 
 import importlib.util
-import json
 import logging
 import sys
 import threading
@@ -17,19 +16,20 @@ import uuid
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 from urllib.parse import urlsplit
 
-from chatmemory.api.chat_stream import StreamedResponse, stream_chat, wants_stream
-from chatmemory.api.errors import MAX_BODY_BYTES
+from chatmemory.api.chat_stream import stream_chat, wants_stream
 from chatmemory.api.identity import Unauthorized, user_id_from_claims
-from chatmemory.api.threaded_server import ThreadedServer
+from chatmemory.api.threaded_server import ContractRequestHandler, ThreadedServer
+from chatmemory.config import Container
 from chatmemory.local.gateway_events import build_event, parse_response
 from chatmemory.local.sam_template import HttpRoute, http_routes, load_template, match_route
 from chatmemory.local.tokens import InvalidToken, LocalTokens
+
+HEALTH_PATH = "/v1/health"
 
 # Not under "chatmemory": powertools owns that logger name and would echo these as JSON.
 log = logging.getLogger("local-server")
@@ -65,6 +65,11 @@ class FunctionHost:
         self._handlers: dict[str, Handler] = {}
         self._lock = threading.Lock()
 
+    def load_all(self, routes: list[HttpRoute]) -> None:
+        """Import every function now, as Lambda's init phase would, off any request's path."""
+        for route in routes:
+            self.handler_for(route)
+
     def handler_for(self, route: HttpRoute) -> Handler:
         with self._lock:
             if route.function not in self._handlers:
@@ -92,6 +97,15 @@ class LocalGateway:
         self.routes = http_routes(load_template(project_root / "template.yaml"))
         self.functions = FunctionHost(project_root)
         self.tokens = tokens
+        # Set once everything a first request needs is loaded; until then /v1/health answers
+        # 503 "starting", so a client that waits for health never meets a cold start.
+        self.ready = threading.Event()
+
+    def warm_up(self, container: Container) -> None:
+        """Load every function and the container's models, then report ready."""
+        self.functions.load_all(self.routes)
+        container.warm_up()
+        self.ready.set()
 
     def authorize(self, route: HttpRoute, authorization: str | None) -> dict[str, Any] | None:
         """The token's claims; None if the route needs no token. InvalidToken if it is bad."""
@@ -102,31 +116,9 @@ class LocalGateway:
         return self.tokens.verify(authorization.removeprefix("Bearer ").strip())
 
 
-class _RequestHandler(BaseHTTPRequestHandler):
+class _RequestHandler(ContractRequestHandler):
     server_version = "chatmemory-local"
-    protocol_version = "HTTP/1.1"
     gateway: LocalGateway  # set on the subclass the server builds
-
-    def do_GET(self) -> None:
-        self._handle()
-
-    def do_POST(self) -> None:
-        self._handle()
-
-    def do_PUT(self) -> None:
-        self._handle()
-
-    def do_PATCH(self) -> None:
-        self._handle()
-
-    def do_DELETE(self) -> None:
-        self._handle()
-
-    def do_OPTIONS(self) -> None:
-        self._handle()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Silenced: one line per request is logged in `_handle`, without query strings."""
 
     def _handle(self) -> None:
         started = time.perf_counter()
@@ -143,6 +135,10 @@ class _RequestHandler(BaseHTTPRequestHandler):
         body = self._read_body()
         if isinstance(body, int):
             return body
+        if path == HEALTH_PATH and not self.gateway.ready.is_set():
+            return self._json(
+                HTTPStatus.SERVICE_UNAVAILABLE, {"status": "starting"}, {"Retry-After": "1"}
+            )
         route = match_route(self.gateway.routes, self.command, path)
         if route is None:
             return self._error(HTTPStatus.NOT_FOUND, "not_found", "no such route")
@@ -151,13 +147,7 @@ class _RequestHandler(BaseHTTPRequestHandler):
         except InvalidToken:
             return self._unauthorized("a valid bearer token is required")
         if route.path == "/v1/chat" and wants_stream(self.headers.get("Accept")):
-            # API Gateway cannot stream; on AWS this call goes to the streaming Function URL,
-            # which takes the user id from the token by the same rule as the handlers.
-            try:
-                user_id = user_id_from_claims(claims or {})
-            except Unauthorized as exc:
-                return self._unauthorized(str(exc))
-            return self._stream(stream_chat(user_id, body))
+            return self._stream_chat(claims, body)
         event = build_event(
             method=self.command,
             raw_path=path,
@@ -170,22 +160,14 @@ class _RequestHandler(BaseHTTPRequestHandler):
         )
         return self._invoke(route, event)
 
-    def _read_body(self) -> bytes | int:
-        """The request body, or the status of the error already sent instead."""
-        if self.headers.get("Transfer-Encoding", "").lower() == "chunked":
-            return self._error(HTTPStatus.LENGTH_REQUIRED, "length_required", "send Content-Length")
+    def _stream_chat(self, claims: dict[str, Any] | None, body: bytes) -> int:
+        # API Gateway cannot stream; on AWS this call goes to the streaming Function URL,
+        # which takes the user id from the token by the same rule as the handlers.
         try:
-            length = int(self.headers.get("Content-Length") or 0)
-        except ValueError:
-            return self._error(HTTPStatus.BAD_REQUEST, "validation_error", "bad Content-Length")
-        if length > MAX_BODY_BYTES:
-            self.close_connection = True  # the body is never read
-            return self._error(
-                HTTPStatus.REQUEST_ENTITY_TOO_LARGE,
-                "payload_too_large",
-                f"the request body is larger than {MAX_BODY_BYTES // 1024} KiB",
-            )
-        return self.rfile.read(length) if length else b""
+            user_id = user_id_from_claims(claims or {})
+        except Unauthorized as exc:
+            return self._unauthorized(str(exc))
+        return self._stream(stream_chat(user_id, body, self.headers.get("Content-Type")))
 
     def _invoke(self, route: HttpRoute, event: dict[str, Any]) -> int:
         try:
@@ -201,52 +183,6 @@ class _RequestHandler(BaseHTTPRequestHandler):
         response = parse_response(result)
         self._write(response.status, response.headers, response.body)
         return response.status
-
-    def _stream(self, response: StreamedResponse) -> int:
-        """Send each piece as it is produced (chunked), so tokens reach the client live."""
-        self.send_response(response.status)
-        for name, value in response.headers.items():
-            self.send_header(name, value)
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-        try:
-            for piece in response.body:
-                if piece:
-                    self.wfile.write(f"{len(piece):X}\r\n".encode() + piece + b"\r\n")
-                    self.wfile.flush()
-            self.wfile.write(b"0\r\n\r\n")
-            self.wfile.flush()
-        except (BrokenPipeError, ConnectionResetError):
-            self.close_connection = True  # the client left; the turn is finished or discarded
-        return response.status
-
-    def _unauthorized(self, message: str) -> int:
-        return self._error(
-            HTTPStatus.UNAUTHORIZED, "unauthorized", message, {"WWW-Authenticate": "Bearer"}
-        )
-
-    def _error(
-        self,
-        status: HTTPStatus,
-        code: str,
-        message: str,
-        headers: dict[str, str] | None = None,
-    ) -> int:
-        body = json.dumps({"error": {"code": code, "message": message}}).encode()
-        self._write(status.value, {"Content-Type": "application/json", **(headers or {})}, body)
-        return status.value
-
-    def _write(self, status: int, headers: dict[str, str], body: bytes) -> None:
-        self.send_response(status)
-        for name, value in headers.items():
-            if name.lower() not in ("content-length", "connection"):
-                self.send_header(name, value)
-        self.send_header("Content-Length", str(len(body)))
-        if self.close_connection:
-            self.send_header("Connection", "close")
-        self.end_headers()
-        if self.command != "HEAD":
-            self.wfile.write(body)
 
 
 class LocalServer(ThreadedServer):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 import numpy as np
 
@@ -23,14 +23,25 @@ log = logging.getLogger(__name__)
 
 
 class MemoryIndexer:
-    def __init__(self, embedder: Embedder, index: VectorIndex) -> None:
-        self._embedder = embedder
-        self._index = index
+    """Takes its embedder and index as they are or as providers, called on first use, so a
+    service built with an indexer never loads a model until a write needs vectors."""
+
+    def __init__(
+        self,
+        embedder: Embedder | Callable[[], Embedder],
+        index: VectorIndex | Callable[[], VectorIndex],
+    ) -> None:
+        self._embedder_of = embedder if callable(embedder) else lambda: embedder
+        self._index_of = index if callable(index) else lambda: index
         self._category_vectors: Vectors | None = None
 
     @property
     def embedder(self) -> Embedder:
-        return self._embedder
+        return self._embedder_of()
+
+    @property
+    def _index(self) -> VectorIndex:
+        return self._index_of()
 
     def prepare(self, memory: Memory) -> Memory:
         """The memory with its uses and vectors; unchanged if embedding fails (logged).
@@ -41,7 +52,7 @@ class MemoryIndexer:
         uses, borrowed = self.uses_of(memory)
         try:
             texts = [memory.text, *uses[: self.max_uses]]
-            embedding = vectors.pack_rows(self._embedder.embed(texts))
+            embedding = vectors.pack_rows(self.embedder.embed(texts))
         except Exception as exc:  # degrade: store the memory, embed it on a later read
             log.warning("embedding failed on write", extra={"error_type": type(exc).__name__})
             return memory
@@ -55,7 +66,7 @@ class MemoryIndexer:
     @property
     def max_uses(self) -> int:
         """How many use vectors fit beside the text's within the row's vector budget."""
-        row_bytes = vectors.packed_size(self._embedder.dimensions)
+        row_bytes = vectors.packed_size(self.embedder.dimensions)
         return max(0, _VECTOR_BUDGET_BYTES // row_bytes - 1)
 
     def uses_of(self, memory: Memory) -> tuple[tuple[str, ...], bool]:
@@ -75,10 +86,10 @@ class MemoryIndexer:
         try:
             names = list(CATEGORY_DESCRIPTIONS)
             if self._category_vectors is None:
-                self._category_vectors = self._embedder.embed(
+                self._category_vectors = self.embedder.embed(
                     [CATEGORY_DESCRIPTIONS[name] for name in names]
                 )
-            scores = self._category_vectors @ self._embedder.embed([text])[0]
+            scores = self._category_vectors @ self.embedder.embed([text])[0]
         except Exception as exc:
             log.warning("category guess failed", extra={"error_type": type(exc).__name__})
             return None

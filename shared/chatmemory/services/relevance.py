@@ -97,14 +97,21 @@ class RelevanceModel:
     def threshold(self) -> float:
         return self.params.threshold
 
-    def personal_context(self, message: str, query: Vectors) -> float:
-        """The gate's score for this message (higher: more personal)."""
+    def warm_up(self) -> None:
+        """Embed the gate's examples now (a server does this before it reports ready)."""
+        self._gate_examples()
+
+    def _gate_examples(self) -> tuple[Vectors, Vectors]:
         if self._examples is None:
             self._examples = (
                 self._embedder.embed(list(PERSONAL_REQUESTS)),
                 self._embedder.embed(list(IMPERSONAL_REQUESTS)),
             )
-        personal, impersonal = self._examples
+        return self._examples
+
+    def personal_context(self, message: str, query: Vectors) -> float:
+        """The gate's score for this message (higher: more personal)."""
+        personal, impersonal = self._gate_examples()
         return personal_context_score(
             (personal @ query).tolist(),
             (impersonal @ query).tolist(),
