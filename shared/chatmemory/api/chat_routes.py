@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from chatmemory.api.documented import EVERY_CALL, Content, answers, json_content
 from chatmemory.api.identity import user_id_from_event
-from chatmemory.api.memories_routes import ERRORS
 from chatmemory.api.schemas import (
     BlocksOut,
     ChatOut,
@@ -23,6 +23,22 @@ from chatmemory.services.context import BuiltContext, ContextRequest
 
 router = Router()
 _TAGS = ["chat"]
+# A conversation id that is not yours is 404; a temporary turn on a kept conversation 409.
+_TURN_ERRORS = (*EVERY_CALL, 404, 409)
+# The same call asked for `Accept: text/event-stream` (locally; on AWS the streaming URL).
+_STREAMED: Content = {
+    "text/event-stream": {
+        "schema": {
+            "type": "string",
+            "description": (
+                'Server-Sent Events: `event: token` with `data: {"text": …}` for each '
+                "piece of the reply, then one `event: done` whose data is the JSON object "
+                'of this response; `event: error` with `data: {"error": {…}}` if the '
+                "turn fails after streaming began (nothing of it is kept)."
+            ),
+        }
+    }
+}
 
 
 def _user() -> str:
@@ -53,7 +69,10 @@ def context_out(built: BuiltContext) -> ContextOut:
     "/v1/context",
     summary="The context a chat turn would send to the model, without calling it",
     tags=_TAGS,
-    responses=ERRORS,
+    responses=answers(
+        {200: ("The blocks and the memories a turn would use", json_content(ContextOut))},
+        _TURN_ERRORS,
+    ),
 )
 def build_context(body: ChatRequest) -> ContextOut:
     built = container().context.build(
@@ -99,7 +118,10 @@ def chat_out(result: ChatResult) -> ChatOut:
         "`done` event carrying this object (served by the streaming endpoint)."
     ),
     tags=_TAGS,
-    responses=ERRORS,
+    responses=answers(
+        {200: ("The reply", {**json_content(ChatOut), **_STREAMED})},
+        (*_TURN_ERRORS, 502),
+    ),
 )
 def chat(body: ChatRequest) -> ChatOut:
     result: ChatResult | None = None

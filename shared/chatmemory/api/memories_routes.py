@@ -4,18 +4,13 @@ from __future__ import annotations
 
 from typing import Annotated
 
-from aws_lambda_powertools.event_handler import Response, content_types
+from aws_lambda_powertools.event_handler import Response
 from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.event_handler.openapi.params import Path, Query
-from aws_lambda_powertools.event_handler.openapi.types import (
-    OpenAPIResponse,
-    OpenAPIResponseContentModel,
-    OpenAPIResponseContentSchema,
-)
 
+from chatmemory.api.documented import EVERY_CALL, answers, json_content
 from chatmemory.api.identity import user_id_from_event
 from chatmemory.api.schemas import (
-    ErrorOut,
     EventOut,
     HistoryOut,
     MemoryCorrection,
@@ -40,19 +35,9 @@ router = Router()
 
 MemoryId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
 NoticeId = Annotated[str, Path(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
-ERROR_CONTENT: dict[str, OpenAPIResponseContentSchema | OpenAPIResponseContentModel] = {
-    "application/json": {"model": ErrorOut}
-}
-ERRORS: dict[int, OpenAPIResponse] = {
-    400: {
-        "description": "Invalid request (the message names the field)",
-        "content": ERROR_CONTENT,
-    },
-    401: {"description": "Missing, expired or bad token", "content": ERROR_CONTENT},
-    404: {"description": "No such object for this user", "content": ERROR_CONTENT},
-    409: {"description": "Conflicts with the current state", "content": ERROR_CONTENT},
-    413: {"description": "Body larger than 64 KiB", "content": ERROR_CONTENT},
-}
+_WITH_ID = (*EVERY_CALL, 404)
+_WRITE = (*EVERY_CALL, 409)
+_WRITE_WITH_ID = (*EVERY_CALL, 404, 409)
 _TAGS = ["memories"]
 
 
@@ -61,10 +46,15 @@ def _user() -> str:
 
 
 def _no_content() -> Response[str]:
-    return Response(status_code=204, content_type=content_types.APPLICATION_JSON, body="")
+    return Response(status_code=204, body="")  # no body, so no Content-Type either
 
 
-@router.get("/v1/memories", summary="List your memories", tags=_TAGS, responses=ERRORS)
+@router.get(
+    "/v1/memories",
+    summary="List your memories",
+    tags=_TAGS,
+    responses=answers({200: ("A page of your memories", json_content(MemoryPage))}),
+)
 def list_memories(
     persona: Annotated[PersonaName | None, Query()] = None,
     status: Annotated[StatusFilter, Query()] = StatusFilter.ACTIVE,
@@ -81,7 +71,18 @@ def list_memories(
     return MemoryPage(memories=[MemoryOut.of(m) for m in page.items], next=page.next_cursor)
 
 
-@router.post("/v1/memories", summary="Remember something you state", tags=_TAGS, responses=ERRORS)
+@router.post(
+    "/v1/memories",
+    summary="Remember something you state",
+    tags=_TAGS,
+    responses=answers(
+        {
+            201: ("Remembered: the new memory", json_content(MemoryOut)),
+            200: ("Already remembered in these words: the memory kept", json_content(MemoryOut)),
+        },
+        _WRITE,
+    ),
+)
 def create_memory(body: MemoryCreate) -> tuple[MemoryOut, int]:
     created = container().memories.create(
         _user(),
@@ -98,7 +99,12 @@ def create_memory(body: MemoryCreate) -> tuple[MemoryOut, int]:
     return MemoryOut.of(created.memory), 201
 
 
-@router.delete("/v1/memories", summary="Forget everything", tags=_TAGS, responses=ERRORS)
+@router.delete(
+    "/v1/memories",
+    summary="Forget everything",
+    tags=_TAGS,
+    responses=answers({204: ("Forgotten; the purge of every copy follows", None)}),
+)
 def forget_everything() -> Response[str]:
     forgotten = container().memories.forget_everything(_user())
     count("ForgetEverything")
@@ -106,7 +112,12 @@ def forget_everything() -> Response[str]:
     return _no_content()
 
 
-@router.get("/v1/memories/<memory_id>", summary="One memory", tags=_TAGS, responses=ERRORS)
+@router.get(
+    "/v1/memories/<memory_id>",
+    summary="One memory",
+    tags=_TAGS,
+    responses=answers({200: ("The memory", json_content(MemoryOut))}, _WITH_ID),
+)
 def get_memory(memory_id: MemoryId) -> MemoryOut:
     return MemoryOut.of(container().memories.get(_user(), memory_id))
 
@@ -115,7 +126,9 @@ def get_memory(memory_id: MemoryId) -> MemoryOut:
     "/v1/memories/<memory_id>",
     summary="Correct a memory (the old version is kept as history)",
     tags=_TAGS,
-    responses=ERRORS,
+    responses=answers(
+        {200: ("The corrected memory (a new version)", json_content(MemoryOut))}, _WRITE_WITH_ID
+    ),
 )
 def correct_memory(memory_id: MemoryId, body: MemoryCorrection) -> MemoryOut:
     corrected = container().memories.correct(
@@ -125,7 +138,12 @@ def correct_memory(memory_id: MemoryId, body: MemoryCorrection) -> MemoryOut:
     return MemoryOut.of(corrected)
 
 
-@router.delete("/v1/memories/<memory_id>", summary="Delete a memory", tags=_TAGS, responses=ERRORS)
+@router.delete(
+    "/v1/memories/<memory_id>",
+    summary="Delete a memory",
+    tags=_TAGS,
+    responses=answers({204: ("Deleted; the purge of every copy follows", None)}, _WITH_ID),
+)
 def delete_memory(memory_id: MemoryId) -> Response[str]:
     container().memories.delete(_user(), memory_id)
     count("MemoryDeleted")
@@ -136,7 +154,7 @@ def delete_memory(memory_id: MemoryId) -> Response[str]:
     "/v1/memories/<memory_id>/history",
     summary="What happened to a memory",
     tags=_TAGS,
-    responses=ERRORS,
+    responses=answers({200: ("What happened to it", json_content(HistoryOut))}, _WITH_ID),
 )
 def memory_history(memory_id: MemoryId) -> HistoryOut:
     events = container().memories.history(_user(), memory_id)
@@ -144,7 +162,10 @@ def memory_history(memory_id: MemoryId) -> HistoryOut:
 
 
 @router.get(
-    "/v1/memory/settings", summary="Your memory settings", tags=["settings"], responses=ERRORS
+    "/v1/memory/settings",
+    summary="Your memory settings",
+    tags=["settings"],
+    responses=answers({200: ("Your settings", json_content(SettingsOut))}),
 )
 def get_settings() -> SettingsOut:
     return SettingsOut.of(container().memory_settings.get(_user()))
@@ -154,7 +175,7 @@ def get_settings() -> SettingsOut:
     "/v1/memory/settings",
     summary="Switch memory on or off; set your note",
     tags=["settings"],
-    responses=ERRORS,
+    responses=answers({200: ("Your settings, changed", json_content(SettingsOut))}),
 )
 def put_settings(body: SettingsUpdate) -> SettingsOut:
     updated = container().memory_settings.update(_user(), enabled=body.enabled, note=body.note)
@@ -162,7 +183,10 @@ def put_settings(body: SettingsUpdate) -> SettingsOut:
 
 
 @router.get(
-    "/v1/notices", summary="Memories noted in the background", tags=["notices"], responses=ERRORS
+    "/v1/notices",
+    summary="Memories noted in the background",
+    tags=["notices"],
+    responses=answers({200: ("Notices not yet undone", json_content(NoticesOut))}),
 )
 def list_notices() -> NoticesOut:
     notices = container().notices.pending(_user())
@@ -173,7 +197,7 @@ def list_notices() -> NoticesOut:
     "/v1/notices/<notice_id>/undo",
     summary="Undo a notice: delete what it announced",
     tags=["notices"],
-    responses=ERRORS,
+    responses=answers({200: ("What was undone", json_content(UndoOut))}, _WITH_ID),
 )
 def undo_notice(notice_id: NoticeId) -> UndoOut:
     deleted = container().notices.undo(_user(), notice_id)

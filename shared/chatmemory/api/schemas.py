@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated
+from typing import Annotated, Literal
 
 from pydantic import (
     AfterValidator,
@@ -223,7 +223,7 @@ class UndoOut(BaseModel):
 
 
 class HealthOut(BaseModel):
-    status: str
+    status: Literal["ok", "starting"]
 
 
 class ErrorBody(BaseModel):

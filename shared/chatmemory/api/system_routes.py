@@ -5,6 +5,7 @@ from __future__ import annotations
 from aws_lambda_powertools.event_handler import Response, content_types
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
+from chatmemory.api.documented import answers, json_content
 from chatmemory.api.schemas import HealthOut
 
 router = Router()
@@ -13,13 +14,33 @@ router = Router()
 NO_TOKEN: list[dict[str, list[str]]] = [{}]
 
 
-@router.get("/v1/health", summary="Liveness", tags=["system"], security=NO_TOKEN)
+@router.get(
+    "/v1/health",
+    summary="Readiness",
+    description="The local server answers 503 `starting` while it loads its models.",
+    tags=["system"],
+    security=NO_TOKEN,
+    responses=answers(
+        {
+            200: ("Ready", json_content(HealthOut)),
+            503: ("Still loading; try again in a second", json_content(HealthOut)),
+        },
+        errors=(),
+    ),
+)
 def health() -> HealthOut:
     return HealthOut(status="ok")
 
 
 @router.get(
-    "/v1/openapi.json", summary="This API's OpenAPI document", tags=["system"], security=NO_TOKEN
+    "/v1/openapi.json",
+    summary="This API's OpenAPI document",
+    tags=["system"],
+    security=NO_TOKEN,
+    responses=answers(
+        {200: ("OpenAPI 3 document", {"application/json": {"schema": {"type": "object"}}})},
+        errors=(),
+    ),
 )
 def openapi_document() -> Response[str]:
     from chatmemory.api.openapi import openapi_json  # noqa: PLC0415 - builds every router

@@ -1,0 +1,58 @@
+"""What each operation may answer, as the OpenAPI document states it.
+
+Every status a route can send is listed with its body, so the document is a contract a
+client (and the schemathesis conformance checks) can hold the server to: the success
+responses with their models, and the errors of the contract's shape that this route can
+actually produce — never the framework's default 422, which the server never sends.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from aws_lambda_powertools.event_handler.openapi.types import (
+    OpenAPIResponse,
+    OpenAPIResponseContentModel,
+    OpenAPIResponseContentSchema,
+)
+from pydantic import BaseModel
+
+from chatmemory.api.schemas import ErrorOut
+
+Content = dict[str, OpenAPIResponseContentSchema | OpenAPIResponseContentModel]
+
+_ERROR_CONTENT: Content = {"application/json": {"model": ErrorOut}}
+_ERRORS: dict[int, str] = {
+    400: "Invalid request: the message names the field (`validation_error`, `malformed_json`, "
+    "`secret_refused`, `instruction_refused`)",
+    401: "Missing, expired or bad token",
+    404: "No such object for this user (the same whether it never existed or is not yours)",
+    409: "Conflicts with the current state (`conflict`, `memory_disabled`)",
+    413: "Body larger than 64 KiB",
+    415: "The body is not sent as JSON (`unsupported_media_type`)",
+    502: "The model could not answer; nothing of the turn was kept (`model_unavailable`)",
+}
+
+# Every authenticated operation can be refused for its token, its body's size or type.
+EVERY_CALL = (400, 401, 413, 415)
+
+
+def json_content(model: type[BaseModel]) -> Content:
+    return {"application/json": {"model": model}}
+
+
+def answers(
+    success: dict[int, tuple[str, Content | None]], errors: Iterable[int] = EVERY_CALL
+) -> dict[int, OpenAPIResponse]:
+    """The responses of one operation: its successes (description, content or None for an
+    empty body) and the contract errors it can send."""
+    documented: dict[int, OpenAPIResponse] = {}
+    for status, (description, content) in success.items():
+        documented[status] = (
+            {"description": description, "content": content}
+            if content is not None
+            else {"description": description}
+        )
+    for status in sorted(set(errors)):
+        documented[status] = {"description": _ERRORS[status], "content": _ERROR_CONTENT}
+    return documented
