@@ -1,6 +1,6 @@
 """Release gate: a temporary chat, and memory switched off, read and write no memory.
 
-API.md: "A `temporary: true` conversation reads no memory and writes none (no retrieval,
+docs/api.md: "A `temporary: true` conversation reads no memory and writes none (no retrieval,
 no profile, no extraction, no save_memory); its messages expire." and "`enabled: false`
 stops reads and writes at once; stored memories stay until deleted."
 

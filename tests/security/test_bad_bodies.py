@@ -199,7 +199,7 @@ def test_a_bad_field_is_refused_with_400_naming_it(
 
 
 CONTRACT_LIMITS = [
-    # (method, path, field, longest accepted, shortest accepted) — API.md's numbers
+    # (method, path, field, longest accepted, shortest accepted) — docs/api.md's numbers
     ("POST", "/v1/memories", "text", 500, 1),
     ("PATCH", "/v1/memories/{memory_id}", "text", 500, 1),
     ("PUT", "/v1/memory/settings", "note", 400, 0),

@@ -1,4 +1,4 @@
-"""template.yaml lints clean before and after the SAM transform and keeps what API.md promises."""
+"""template.yaml lints clean before and after the SAM transform and keeps the HTTP contract."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ REGION = "eu-west-1"
 
 PUBLIC_ROUTES = {("GET", "/v1/health"), ("GET", "/v1/openapi.json")}
 
-# Every route of API.md and the function that serves it.
+# Every route of docs/api.md and the function that serves it.
 ROUTES = {
     ("POST", "/v1/chat"): "ChatFunction",
     ("POST", "/v1/context"): "ChatFunction",

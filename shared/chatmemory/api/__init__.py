@@ -1,1 +1,1 @@
-"""The HTTP edge shared by the functions: schemas, identity, errors, routes (API.md)."""
+"""The HTTP edge shared by the functions: schemas, identity, errors, routes (docs/api.md)."""

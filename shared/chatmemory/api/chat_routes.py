@@ -1,4 +1,4 @@
-"""The read path (API.md "Chat" and "Context"): parse, call a service, shape the response."""
+"""The read path (docs/api.md "Chat"): parse, call a service, shape the response."""
 
 from __future__ import annotations
 

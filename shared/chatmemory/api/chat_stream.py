@@ -1,4 +1,4 @@
-"""`POST /v1/chat` as Server-Sent Events: `token` events, then one `done` (API.md).
+"""`POST /v1/chat` as Server-Sent Events: `token` events, then one `done` (docs/api.md).
 
 Served by the local server, and on AWS by the streaming endpoint (a Function URL in
 response-streaming mode): API Gateway's HTTP API cannot stream, so the JSON form of the

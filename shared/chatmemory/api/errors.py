@@ -94,7 +94,7 @@ _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], .
     (InvalidField, HTTPStatus.BAD_REQUEST, "validation_error", lambda e: f"{e.field} {e.reason}"),
     (SecretRefused, HTTPStatus.BAD_REQUEST, "secret_refused", str),
     (InstructionRefused, HTTPStatus.BAD_REQUEST, "instruction_refused", str),
-    # Only the request body is decoded from bytes here: JSON that is not UTF-8 (API.md).
+    # Only the request body is decoded from bytes here: JSON that is not UTF-8 (docs/api.md).
     (UnicodeDecodeError, HTTPStatus.BAD_REQUEST, "malformed_json", lambda _: NOT_JSON),
     (Unauthorized, HTTPStatus.UNAUTHORIZED, "unauthorized", str),
     (NotFound, HTTPStatus.NOT_FOUND, "not_found", lambda e: f"{e.kind} not found"),

@@ -1,4 +1,4 @@
-"""The user's controls (API.md "Memories"): parse, call a service, shape the response."""
+"""The user's controls (docs/api.md "Memories"): parse, call a service, shape the response."""
 
 from __future__ import annotations
 

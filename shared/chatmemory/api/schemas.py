@@ -1,4 +1,4 @@
-"""Request and response models of the HTTP contract (API.md), validated by pydantic."""
+"""Request and response models of the HTTP contract (docs/api.md), validated by pydantic."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ MemoryText = Annotated[str, Field(min_length=1, max_length=rules.MEMORY_TEXT_MAX
 
 
 def _iso_text(value: object) -> object:
-    """Timestamps arrive as ISO-8601 strings (API.md); pydantic would also take a number as
+    """Timestamps arrive as ISO-8601 strings (docs/api.md); pydantic would also take a number as
     epoch seconds, which the contract never promised and a client would not expect."""
     if not isinstance(value, str | datetime):
         raise PydanticCustomError("datetime_type", "Input should be an ISO-8601 timestamp")

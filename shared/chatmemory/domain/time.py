@@ -8,7 +8,7 @@ from chatmemory.domain.errors import InvalidField
 
 # Storage form: fixed width with microseconds, so string order is time order in both stores.
 _STORAGE_FORMAT = "%Y-%m-%dT%H:%M:%S.%fZ"
-# API form: what API.md shows (`2026-11-30T09:15:00Z`).
+# API form: what docs/api.md shows (`2026-11-30T09:15:00Z`).
 _API_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 
 
