@@ -721,11 +721,9 @@ class DynamoDbStore(Store):
         if newer.supersedes is None:
             raise ConcurrentChange("the memory is not a correction of another")
         older = self.get_memory(user_id, newer.supersedes)
-        if older is None or older.status is not Status.SUPERSEDED:
-            raise ConcurrentChange("the earlier version was changed since")
-        if older.closed_by != newer.memory_id:
-            raise ConcurrentChange("the earlier version was changed since")
-        reinstated = older.reinstated(tombstone.deleted_at)
+        if older is None:
+            raise ConcurrentChange("the earlier version is gone")
+        reinstated = older.reinstated_from(newer, tombstone.deleted_at)
         cls, tomb_cls = self._items.memory, self._items.tombstone
         visible = (cls.sk.exists(), cls.hidden.does_not_exist())
         writes = [

@@ -396,15 +396,13 @@ class SqliteStore(Store):
             raise InvalidField("versions", "an undone supersede hides only the newer row")
         with self._write() as conn:
             newer = self._visible_memory(conn, user_id, tombstone.memory_id)
-            if newer.status is not Status.ACTIVE or newer.supersedes is None:
-                raise ConcurrentChange("the memory is not an active correction of another")
+            if newer.supersedes is None:
+                raise ConcurrentChange("the memory is not a correction of another")
             try:
                 older = self._visible_memory(conn, user_id, newer.supersedes)
             except MemoryNotFound as exc:
                 raise ConcurrentChange("the earlier version is gone") from exc
-            if older.status is not Status.SUPERSEDED or older.closed_by != newer.memory_id:
-                raise ConcurrentChange("the earlier version was changed since")
-            reinstated = older.reinstated(tombstone.deleted_at)
+            reinstated = older.reinstated_from(newer, tombstone.deleted_at)
             self._update_status(conn, reinstated)
             conn.execute(
                 "INSERT INTO tombstones (user_id, memory_id, deleted_at, actor, persona, "

@@ -10,7 +10,7 @@ from enum import StrEnum
 from typing import Any, TypeVar
 
 from chatmemory.domain import rules
-from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.errors import ConcurrentChange, InvalidField
 from chatmemory.domain.time import require_utc
 
 
@@ -200,6 +200,17 @@ class Memory:
             closed_by=None,
             updated_at=max(at, self.updated_at),
         )
+
+    def reinstated_from(self, newer: Memory, at: datetime) -> Memory:
+        """This row believed again in place of `newer`, the correction that replaced it.
+
+        ConcurrentChange unless `newer` is an active correction of exactly this row and this
+        row is still the history it left: an undo restores that state or nothing."""
+        if newer.status is not Status.ACTIVE or newer.supersedes != self.memory_id:
+            raise ConcurrentChange("the memory is not an active correction of this one")
+        if self.status is not Status.SUPERSEDED or self.closed_by != newer.memory_id:
+            raise ConcurrentChange("the earlier version was changed since")
+        return self.reinstated(at)
 
     def recalled(self, at: datetime) -> Memory:
         """Reinforced: loading a memory into a prompt keeps it fresh (seed 000 §3.5)."""
