@@ -65,13 +65,10 @@ def test_fifty_parallel_clients_are_all_served_and_every_write_is_kept(
 
     def client(number: int, round_: int) -> tuple[int, str]:
         user = number % USERS
-        created = server.call(
-            "POST",
-            "/v1/memories",
-            token=tokens[user],
-            body={"text": f"Keeps bicycle number {number} from round {round_}."},
-        )
+        text = f"Keeps bicycle number {number} from round {round_}."
+        created = server.call("POST", "/v1/memories", token=tokens[user], body={"text": text})
         assert created.status == 201, created.body
+        assert created.body["text"] == text  # its own request's answer, no one else's
         listed = server.call("GET", "/v1/memories?limit=100", token=tokens[user])
         assert listed.status == 200
         return user, created.body["memory_id"]
@@ -84,8 +81,16 @@ def test_fifty_parallel_clients_are_all_served_and_every_write_is_kept(
             for user, memory_id in answers:
                 acknowledged[user].add(memory_id)
 
-    # Then every acknowledged write is listed for its user, and nothing else is
+    # Then every acknowledged write is listed for its user with its own words, and nothing
+    # else is (concurrent requests once read each other's bodies and users)
     assert sum(map(len, acknowledged.values())) == CLIENTS * ROUNDS
     for user, memory_ids in acknowledged.items():
         listed = server.call("GET", "/v1/memories?limit=100", token=tokens[user]).body
-        assert {m["memory_id"] for m in listed["memories"]} == memory_ids
+        found = {m["memory_id"]: m["text"] for m in listed["memories"]}
+        assert set(found) == memory_ids, (user, memory_ids ^ set(found))
+        said = {
+            f"Keeps bicycle number {n} from round {r}."
+            for n in range(user, CLIENTS, USERS)
+            for r in range(ROUNDS)
+        }
+        assert set(found.values()) == said

@@ -58,12 +58,29 @@ class LocalLambdaContext:
 
 
 class FunctionHost:
-    """Loads each function's app.py once, as Lambda would on a cold start."""
+    """Loads each function's app.py once, as Lambda would on a cold start, and invokes the
+    handlers one event at a time.
+
+    A Lambda execution environment never runs two events at once, and the handlers'
+    framework relies on it: powertools keeps the current request on its router *class*
+    (`BaseRouter.current_event`), shared by every resolver in the process. Invoked from
+    concurrent server threads, one request read another's body and user id — rows written
+    under the wrong user. So invocations are serialised here; the server still accepts,
+    reads and answers connections concurrently, and streamed chat turns (which take the
+    user id as an argument and never touch the router) run in parallel.
+    """
 
     def __init__(self, project_root: Path) -> None:
         self._root = project_root
         self._handlers: dict[str, Handler] = {}
         self._lock = threading.Lock()
+        self._invoking = threading.Lock()
+
+    def invoke(self, route: HttpRoute, event: dict[str, Any]) -> dict[str, Any]:
+        """The function's response to one event, as Lambda would compute it."""
+        handler = self.handler_for(route)
+        with self._invoking:
+            return handler(event, LocalLambdaContext(function_name=route.function))
 
     def load_all(self, routes: list[HttpRoute]) -> None:
         """Import every function now, as Lambda's init phase would, off any request's path."""
@@ -171,8 +188,7 @@ class _RequestHandler(ContractRequestHandler):
 
     def _invoke(self, route: HttpRoute, event: dict[str, Any]) -> int:
         try:
-            handler = self.gateway.functions.handler_for(route)
-            result = handler(event, LocalLambdaContext(function_name=route.function))
+            result = self.gateway.functions.invoke(route, event)
         except Exception as exc:  # a crash in the function is a 500, as in Lambda
             log.error("function %s failed: %s", route.function, type(exc).__name__)
             return self._error(
