@@ -20,10 +20,10 @@ from chatmemory.domain.secrets import (
     find_secret,
     find_secrets,
     normalise_for_detection,
-    refuse_secrets,
     repeats_secret,
     without_secrets,
 )
+from chatmemory.domain.write_filter import check
 
 AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY"
 
@@ -199,7 +199,7 @@ def test_a_secret_restated_without_its_words_is_still_recognised() -> None:
 
 def test_refusal_names_the_field_and_the_kind_but_not_the_secret() -> None:
     with pytest.raises(SecretRefused) as refused:
-        refuse_secrets("text", "my password is Tr0ub4dor&3")
+        check("text", "my password is Tr0ub4dor&3")
 
     assert refused.value.field == "text"
     assert "Tr0ub4dor" not in str(refused.value)

@@ -8,10 +8,12 @@ import json
 import threading
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from chatmemory.api.chat_stream import StreamedResponse
 from chatmemory.api.errors import MAX_BODY_BYTES
+
+if TYPE_CHECKING:  # the server core never needs the chat path to be importable
+    from chatmemory.api.chat_stream import StreamedResponse
 
 # Connections the kernel queues while every thread is busy. The standard library's default
 # of 5 resets clients in a burst (50 parallel clients saw 6-42 % resets); 1024 is what

@@ -18,8 +18,6 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
-from chatmemory.domain.errors import SecretRefused
-
 CARD = "payment card number"
 TOKEN = "key or access token"  # noqa: S105 - a kind of secret, not one
 CREDENTIAL = "password or other credential"
@@ -424,13 +422,6 @@ def find_secret(text: str) -> str | None:
         if next(iter(detector(normalised)), None) is not None:
             return kind
     return None
-
-
-def refuse_secrets(field: str, text: str) -> None:
-    """Raise SecretRefused if `text` holds a secret; every write path calls this first."""
-    kind = find_secret(text)
-    if kind is not None:
-        raise SecretRefused(field, kind)
 
 
 # ---- keeping what is not a secret ----------------------------------------------------------

@@ -348,8 +348,9 @@ class WritePipeline:
             for memory in active:
                 if memory.key == candidate.key:
                     chosen.setdefault(memory.memory_id, memory)
-        active = [m for m in chosen.values() if m.status is Status.ACTIVE]
-        return numbered(sorted(active, key=lambda m: m.created_at, reverse=True)[: NEIGHBOURS + 3])
+        believed = [m for m in chosen.values() if m.status is Status.ACTIVE]
+        newest_first = sorted(believed, key=lambda m: m.created_at, reverse=True)
+        return numbered(newest_first[: NEIGHBOURS + 3])
 
     def _apply(
         self, run: ExtractionRun, index: int, case: RoutingCase, resolved: Resolved
