@@ -21,7 +21,7 @@ import anthropic
 import httpx2
 import pytest
 
-from chatmemory.adapters.claude_model import (
+from chatmemory.adapters.claude import (
     CONNECT_TIMEOUT_SECONDS,
     DEFAULT_BEDROCK_FAST_MODEL,
     DEFAULT_CHAT_MODEL,
@@ -37,7 +37,7 @@ from chatmemory.domain.extraction import Candidate, ExtractionInput, TranscriptL
 from chatmemory.domain.memory import Kind, Memory, StatedBy
 from chatmemory.domain.prompt import ContextBlocks, RenderedPrompt, Turn, render
 from chatmemory.domain.routing import Action, RouteDecision, numbered
-from chatmemory.ports import ReplyDelta, ReplyDone, RoutingCase, ToolCall, ToolSpec, Usage
+from chatmemory.ports.model import ReplyDelta, ReplyDone, RoutingCase, ToolCall, ToolSpec, Usage
 
 RECORDINGS = Path(__file__).parent / "recordings" / "claude"
 

@@ -1,0 +1,328 @@
+"""Claude as the chat `Model`, through the Anthropic SDK (on the Claude API or Bedrock).
+
+`reply` streams one chat turn with `messages.stream`, running the tools the model calls
+and continuing the turn with their results; `summarize` folds turns into a conversation's
+summary with one `messages.create` on the fast model; `extract` and `route` (the write
+path's two calls) are one `messages.create` each on the fast model, whose structured
+answer is the input of a tool the model is made to call.
+
+Choices worth knowing (how requests are shaped: requests.py; failures: failures.py):
+- After `max_tool_rounds` rounds of tool calls the last request still carries the tools
+  but sets `tool_choice: none`. Dropping the tools instead would change the start of the
+  cached prefix (tools come before the system prompt) and so miss the prompt cache, and a
+  conversation that holds tool_use / tool_result blocks is meant to keep defining its
+  tools. `none` is also one of the two tool choices Sonnet 5.5 accepts (`any` and `tool`
+  are refused there).
+- The assistant turn sent back after a tool call is the model's message exactly as
+  received (`Message.to_param()`), thinking blocks included, as the API requires.
+- Structured output (extract, route): no call, a cut-off or refused answer, or a
+  malformed top level is ModelUnavailable (the step retries); a bad item inside a good
+  answer is dropped, never repaired (parsing.py).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Generator, Iterator, Sequence
+
+import anthropic
+from anthropic.types import (
+    MessageParam,
+    TextBlockParam,
+    ToolChoiceNoneParam,
+    ToolParam,
+    ToolResultBlockParam,
+)
+from anthropic.types.parsed_message import ParsedMessage
+
+from chatmemory.adapters.claude import parsing
+from chatmemory.adapters.claude.answer_tools import (
+    EXTRACT_MAX_TOKENS,
+    RECORD_MEMORIES_TOOL,
+    ROUTE_MAX_TOKENS,
+    ROUTE_MEMORIES_TOOL,
+)
+from chatmemory.adapters.claude.clients import ClaudeClient
+from chatmemory.adapters.claude.failures import SDK_FAILURES, failure_kind, unavailable
+from chatmemory.adapters.claude.prompts import extract_prompt, fold_prompt, route_prompt
+from chatmemory.adapters.claude.requests import (
+    extraction_request,
+    message_param,
+    routing_request,
+    structured_call_for,
+    text_block,
+    thinking_for,
+    tool_param,
+)
+from chatmemory.domain.errors import ModelRefused
+from chatmemory.domain.extraction import Candidate, ExtractionInput
+from chatmemory.domain.prompt import RenderedPrompt, Turn, neutralise
+from chatmemory.domain.routing import RouteDecision
+from chatmemory.ports.model import (
+    Model,
+    ReplyDelta,
+    ReplyDone,
+    RoutingCase,
+    ToolCall,
+    ToolRunner,
+    ToolSpec,
+    Usage,
+)
+
+log = logging.getLogger(__name__)
+
+_NO_MORE_TOOLS: ToolChoiceNoneParam = {"type": "none"}
+
+
+class ClaudeModel(Model):
+    """Claude as the chat `Model`: streamed replies with tool calls, and summary folds."""
+
+    offline = False
+
+    def __init__(
+        self,
+        *,
+        client: ClaudeClient,
+        chat_model: str,
+        fast_model: str,
+        max_tokens: int = 1024,
+        max_tool_rounds: int = 3,
+    ) -> None:
+        self._client = client
+        self._chat_model = chat_model
+        self._fast_model = fast_model
+        self._max_tokens = max_tokens
+        self._max_tool_rounds = max_tool_rounds
+        self.name = chat_model
+
+    # ---- the chat turn --------------------------------------------------------------
+
+    def reply(
+        self, prompt: RenderedPrompt, tools: Sequence[ToolSpec], run_tool: ToolRunner
+    ) -> Iterator[ReplyDelta | ReplyDone]:
+        """Stream the reply: a ReplyDelta per piece of text, then one ReplyDone.
+
+        Tool calls are run with `run_tool` between rounds; ReplyDone carries the text of
+        every round (rounds joined by a blank line, streamed too) and the summed usage.
+        """
+        system = [text_block(block.text, block.cache) for block in prompt.system]
+        messages = [message_param(message) for message in prompt.messages]
+        tool_params = [tool_param(spec) for spec in tools]
+        parts: list[str] = []
+        usage = Usage()
+        rounds = 0
+        while True:
+            last_round = bool(tool_params) and rounds >= self._max_tool_rounds
+            # The previous round's text ended at a tool call: a blank line before the next.
+            lead = "\n\n" if parts else ""
+            message = yield from self._stream_round(system, messages, tool_params, last_round, lead)
+            usage = _add_usage(usage, message)
+            text = "".join(block.text for block in message.content if block.type == "text")
+            if text:
+                parts.append(text)
+            calls = [block for block in message.content if block.type == "tool_use"]
+            if message.stop_reason != "tool_use" or not calls or last_round:
+                break
+            rounds += 1
+            results: list[ToolResultBlockParam] = [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": call.id,
+                    "content": run_tool(ToolCall(name=call.name, arguments=dict(call.input))),
+                }
+                for call in calls
+            ]
+            messages.append(message.to_param())
+            messages.append({"role": "user", "content": results})
+        stop_reason = message.stop_reason or "end_turn"
+        log.info(
+            "claude reply: model=%s tool_rounds=%d stop=%s input=%d output=%d cache_read=%d",
+            self._chat_model,
+            rounds,
+            stop_reason,
+            usage.input_tokens,
+            usage.output_tokens,
+            usage.cache_read_tokens,
+        )
+        yield ReplyDone(text="\n\n".join(parts), usage=usage, stop_reason=stop_reason)
+
+    def _stream_round(
+        self,
+        system: list[TextBlockParam],
+        messages: list[MessageParam],
+        tools: list[ToolParam],
+        last_round: bool,
+        lead: str,
+    ) -> Generator[ReplyDelta, None, ParsedMessage[None]]:
+        """One streamed request: its text deltas (`lead` before the first), then its message."""
+        thinking = thinking_for(self._chat_model)
+        try:
+            with self._client.messages.stream(
+                model=self._chat_model,
+                max_tokens=self._max_tokens,
+                system=system,
+                messages=messages,
+                tools=tools if tools else anthropic.omit,
+                tool_choice=_NO_MORE_TOOLS if last_round else anthropic.omit,
+                thinking=thinking if thinking is not None else anthropic.omit,
+            ) as stream:
+                stopped = False
+                for event in stream:
+                    if event.type == "text":
+                        if lead:
+                            yield ReplyDelta(lead)
+                            lead = ""
+                        yield ReplyDelta(event.text)
+                    elif event.type == "message_stop":
+                        stopped = True
+                if not stopped:
+                    raise unavailable("the stream ended before message_stop")
+                return stream.get_final_message()
+        except SDK_FAILURES as error:
+            raise unavailable(failure_kind(error)) from None
+
+    # ---- the fold -----------------------------------------------------------------
+
+    def summarize(self, summary: str, turns: Sequence[Turn], *, max_tokens: int) -> str:
+        """The new running summary: `turns` folded into `summary`, by the fast model."""
+        # What the user typed cannot close the section it is quoted in (domain/prompt.py).
+        transcript = "\n\n".join(f"{turn.role}: {neutralise(turn.content)}" for turn in turns)
+        request = (
+            f"<summary>\n{neutralise(summary.strip())}\n</summary>\n\n"
+            f"<new_turns>\n{transcript}\n</new_turns>"
+        )
+        thinking = thinking_for(self._fast_model)
+        try:
+            message = self._client.messages.create(
+                model=self._fast_model,
+                max_tokens=max_tokens,
+                system=fold_prompt(max_tokens),
+                messages=[{"role": "user", "content": request}],
+                thinking=thinking if thinking is not None else anthropic.omit,
+            )
+        except SDK_FAILURES as error:
+            raise unavailable(failure_kind(error)) from None
+        text = "".join(block.text for block in message.content if block.type == "text").strip()
+        log.info(
+            "claude fold: model=%s turns=%d stop=%s output=%d",
+            self._fast_model,
+            len(turns),
+            message.stop_reason,
+            message.usage.output_tokens,
+        )
+        if message.stop_reason == "refusal":
+            raise unavailable("the fold was refused")
+        if not text:
+            raise unavailable("the fold came back empty")
+        return text
+
+    # ---- the write path -------------------------------------------------------------
+
+    def extract(self, request: ExtractionInput) -> list[Candidate]:
+        """Candidate memories from the slice, by the fast model through `record_memories`.
+
+        Transcript lines are numbered from 1 in the request; evidence numbers map back to
+        their message ids. An item that names a line not offered, breaks a field rule or
+        leaves the offered values is dropped, never repaired.
+        """
+        if not request.transcript:
+            return []
+        answer = self._structured_call(
+            extract_prompt(),
+            extraction_request(request),
+            RECORD_MEMORIES_TOOL,
+            EXTRACT_MAX_TOKENS,
+            "extraction",
+        )
+        items = answer.get("memories")
+        if not isinstance(items, list):
+            raise unavailable("the extraction came back without a list of memories")
+        line_ids = [line.message_id for line in request.transcript]
+        extracted = parsing.candidates(items, line_ids)
+        log.info(
+            "claude extraction: lines=%d returned=%d kept=%d dropped=%s",
+            len(line_ids),
+            len(items),
+            len(extracted.kept),
+            dict(sorted(extracted.dropped.items())),
+        )
+        return extracted.kept
+
+    def route(self, cases: Sequence[RoutingCase]) -> list[RouteDecision]:
+        """One decision per case, in order, by the fast model through `route_memories`.
+
+        Cases are numbered from 1; neighbours show only their numbers. A case the model
+        skipped, answered more than once or answered with an unknown event is NONE. The
+        neighbour id is passed through as a string: `resolve` refuses numbers not offered.
+        """
+        if not cases:
+            return []
+        answer = self._structured_call(
+            route_prompt(),
+            routing_request(cases),
+            ROUTE_MEMORIES_TOOL,
+            ROUTE_MAX_TOKENS,
+            "routing",
+        )
+        items = answer.get("decisions")
+        if not isinstance(items, list):
+            raise unavailable("the routing came back without a list of decisions")
+        routed = parsing.decisions(items, len(cases))
+        log.info(
+            "claude routing: cases=%d returned=%d defaulted_to_none=%d stray=%d",
+            len(cases),
+            len(items),
+            routed.defaulted,
+            routed.stray,
+        )
+        return routed.decisions
+
+    def _structured_call(
+        self, system: str, request: str, tool: ToolParam, max_tokens: int, what: str
+    ) -> dict[str, object]:
+        """One non-streaming call to the fast model whose answer is the input of `tool`."""
+        tool_choice, thinking = structured_call_for(self._fast_model, tool["name"])
+        try:
+            message = self._client.messages.create(
+                model=self._fast_model,
+                max_tokens=max_tokens,
+                system=[text_block(system, cache=True)],
+                messages=[{"role": "user", "content": request}],
+                tools=[tool],
+                tool_choice=tool_choice,
+                thinking=thinking if thinking is not None else anthropic.omit,
+            )
+        except SDK_FAILURES as error:
+            raise unavailable(failure_kind(error)) from None
+        log.info(
+            "claude %s call: model=%s stop=%s input=%d output=%d cache_read=%d",
+            what,
+            self._fast_model,
+            message.stop_reason,
+            message.usage.input_tokens,
+            message.usage.output_tokens,
+            message.usage.cache_read_input_tokens or 0,
+        )
+        if message.stop_reason == "refusal":
+            raise ModelRefused(f"the {what} was refused")
+        if message.stop_reason in ("max_tokens", "model_context_window_exceeded"):
+            raise unavailable(f"the {what} was cut off ({message.stop_reason})")
+        calls = [
+            block
+            for block in message.content
+            if block.type == "tool_use" and block.name == tool["name"]
+        ]
+        if len(calls) != 1:
+            raise unavailable(f"the {what} made {len(calls)} {tool['name']} calls, not one")
+        return calls[0].input
+
+
+def _add_usage(total: Usage, message: ParsedMessage[None]) -> Usage:
+    """`total` with the usage of `message` added, cache reads and writes included."""
+    used = message.usage
+    return Usage(
+        input_tokens=total.input_tokens + used.input_tokens,
+        output_tokens=total.output_tokens + used.output_tokens,
+        cache_read_tokens=total.cache_read_tokens + (used.cache_read_input_tokens or 0),
+        cache_write_tokens=total.cache_write_tokens + (used.cache_creation_input_tokens or 0),
+    )
