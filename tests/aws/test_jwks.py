@@ -14,7 +14,8 @@ import pytest
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
-from chatmemory.aws.jwks import InvalidToken, JwksVerifier, KeysUnavailable
+from chatmemory.api.identity import InvalidToken
+from chatmemory.aws.jwks import JwksVerifier, KeysUnavailable
 
 ISSUER = "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_TESTPOOL"
 AUDIENCES = ("web-client", "mobile-client")

@@ -174,8 +174,11 @@ def test_the_turn_belongs_to_the_tokens_subject(running: Running) -> None:
     answer = running.chat(token=running.issuer.token(sub="user-456"))
 
     conversation_id = answer.events[-1][1]["conversation_id"]
-    assert running.container.store.get_conversation("user-456", conversation_id) is not None
-    assert running.container.store.get_conversation(USER, conversation_id) is None
+    assert (
+        running.container.stores.conversations.get_conversation("user-456", conversation_id)
+        is not None
+    )
+    assert running.container.stores.conversations.get_conversation(USER, conversation_id) is None
 
 
 def test_the_next_message_continues_the_same_conversation(running: Running) -> None:

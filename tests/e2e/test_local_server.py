@@ -260,17 +260,17 @@ def test_flush_finishes_the_purge_of_a_delete(
     ).body
     assert server.call("DELETE", f"/v1/memories/{created['memory_id']}", token=alice).status == 204
     assert server.container is not None
-    store = server.container.store
-    assert [t.memory_id for t in store.list_tombstones("alice", unpurged_only=True)] == [
-        created["memory_id"]
-    ]
+    stores = server.container.stores
+    assert [
+        t.memory_id for t in stores.tombstones.list_tombstones("alice", unpurged_only=True)
+    ] == [created["memory_id"]]
 
     # When a developer flushes (another process, the same state folder)
     output = _flush(tmp_path, model_cache)
 
     # Then the purge ran there: the row is gone and the tombstone is marked purged
     assert "1 purge(s)" in output
-    assert store.list_tombstones("alice", unpurged_only=True) == []
+    assert stores.tombstones.list_tombstones("alice", unpurged_only=True) == []
     with sqlite3.connect(tmp_path / SQLITE_FILE) as db:  # the row itself, not a view of it
         rows = db.execute(
             "SELECT count(*) FROM memories WHERE memory_id = ?", (created["memory_id"],)

@@ -43,9 +43,9 @@ def memory_id(server: Running, token: str) -> str:
 @pytest.fixture
 def unchanged(container: Container, memory_id: str) -> Iterator[None]:
     """Fails the test if anything the user has was written while it ran."""
-    before = stored_for(container.store, USER)
+    before = stored_for(container.stores, USER)
     yield
-    assert stored_for(container.store, USER) == before, "a refused request wrote something"
+    assert stored_for(container.stores, USER) == before, "a refused request wrote something"
 
 
 def _with_bodies(operations: list[Operation]) -> list[Operation]:
@@ -220,7 +220,7 @@ def test_the_contracts_length_limits_hold(
 ) -> None:
     method, path, field, longest, shortest = limit
     url = path.format(memory_id=memory_id)
-    before = stored_for(container.store, USER)
+    before = stored_for(container.stores, USER)
 
     # When the field is one character over, and (if it has a minimum) empty
     over = server.call(method, url, token=token, body={field: "a" * (longest + 1)})
@@ -231,7 +231,7 @@ def test_the_contracts_length_limits_hold(
         if refused is not None:
             assert (refused.status, _error_code(refused)) == (400, "validation_error")
             assert field in refused.body["error"]["message"]
-    assert stored_for(container.store, USER) == before
+    assert stored_for(container.stores, USER) == before
 
     # And at the limit itself it is accepted
     at_limit = server.call(method, url, token=token, body={field: "Is a." + "a" * (longest - 5)})

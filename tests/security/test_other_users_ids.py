@@ -111,7 +111,7 @@ def test_another_users_ids_are_not_found_and_change_nothing(
 ) -> None:
     # Given alice's memory, notice and conversation, and everything stored for her now
     bob = server.token_for("bob")
-    before = stored_for(container.store, "alice")
+    before = stored_for(container.stores, "alice")
     attempts = attempts_with(document, served_operations, alices_ids)
     unknown = {kind: _unknown(value) for kind, value in alices_ids.items()}
 
@@ -127,8 +127,8 @@ def test_another_users_ids_are_not_found_and_change_nothing(
         assert (answer.status, answer.body["error"]["code"]) == (404, "not_found"), attempt.label
 
     # And nothing of alice's changed, and nothing was written for bob
-    assert stored_for(container.store, "alice") == before
-    assert nothing_stored_for(container.store, "bob")
+    assert stored_for(container.stores, "alice") == before
+    assert nothing_stored_for(container.stores, "bob")
 
 
 def test_alices_ids_still_work_for_alice(

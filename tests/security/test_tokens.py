@@ -104,7 +104,7 @@ def test_a_bad_token_is_refused_on_every_route_that_needs_one(
 
     # Then every one answers 401 in the contract's shape, and nothing was written for the user
     assert not_refused == {}
-    assert nothing_stored_for(container.store, USER)
+    assert nothing_stored_for(container.stores, USER)
 
 
 def test_the_same_requests_with_a_valid_token_get_past_the_door(

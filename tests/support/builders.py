@@ -40,5 +40,5 @@ def event(
     user_id: str, memory_id: str, op: Op, at: datetime, actor: Actor = Actor.USER
 ) -> MemoryEvent:
     return MemoryEvent(
-        user_id=user_id, memory_id=memory_id, event_id=new_event_id(), op=op, actor=actor, at=at
+        user_id=user_id, memory_id=memory_id, event_id=new_event_id(at), op=op, actor=actor, at=at
     )

@@ -9,9 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import dataclass
 from http import HTTPStatus
-from typing import Any
 
 from pydantic import ValidationError
 
@@ -19,32 +17,11 @@ from chatmemory.api.chat_routes import chat_out, chat_turn
 from chatmemory.api.errors import describe_error, describe_validation_errors
 from chatmemory.api.media_types import refuse_body
 from chatmemory.api.schemas import ChatRequest
-from chatmemory.api.telemetry import count, logger
 from chatmemory.config import container
-from chatmemory.ports import ReplyDelta
+from chatmemory.ports.model import ReplyDelta
 from chatmemory.services.chat import ChatResult
-
-EVENT_STREAM = "text/event-stream"
-_HEADERS = {
-    "Content-Type": f"{EVENT_STREAM}; charset=utf-8",
-    "Cache-Control": "no-cache",
-    "X-Accel-Buffering": "no",  # proxies must not buffer a stream
-}
-
-
-@dataclass(frozen=True, slots=True)
-class StreamedResponse:
-    status: int
-    headers: dict[str, str]
-    body: Iterator[bytes]
-
-
-def wants_stream(accept: str | None) -> bool:
-    return bool(accept) and EVENT_STREAM in (accept or "")
-
-
-def sse(event: str, data: dict[str, Any]) -> bytes:
-    return f"event: {event}\ndata: {json.dumps(data, ensure_ascii=False)}\n\n".encode()
+from chatmemory.telemetry import count, logger
+from chatmemory.web.sse import StreamedResponse, event_stream, sse
 
 
 def stream_chat(user_id: str, raw_body: bytes, content_type: str | None = None) -> StreamedResponse:
@@ -71,7 +48,7 @@ def stream_chat(user_id: str, raw_body: bytes, content_type: str | None = None) 
         status, code, message = describe_error(exc)
         _log_unexpected(exc, status)
         return _error(status, code, message)
-    return StreamedResponse(HTTPStatus.OK.value, dict(_HEADERS), _frames(first, events))
+    return event_stream(_frames(first, events))
 
 
 def _frames(

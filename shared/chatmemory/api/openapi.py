@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from functools import cache
 from typing import Any
 
@@ -28,12 +29,30 @@ def whole_api() -> APIGatewayHttpResolver:
     return app
 
 
+_METHODS = frozenset({"get", "put", "post", "delete", "options", "head", "patch", "trace"})
+# What the resolver's routing lets a path parameter match: one segment of word characters
+# and of the URI characters API Gateway passes on decoded. The rest of a path is matched as
+# the resolver matches its rules, as a regular expression.
+_PARAMETER = r"[-._~()'!*:@,;=+&$%<> \[\]{}|^\w]+"
+
+
 def allowed_methods(path: str) -> list[str]:
     """The methods any function serves on `path`: a known path called with another method
     is a 405 with Allow, whichever function the gateway's fallback route reached."""
-    app = whole_api()
-    routes = [*app._static_routes, *app._dynamic_routes]
-    return sorted({route.method for route in routes if route.rule.match(path)})
+    return sorted({method for rule, methods in _served() if rule.match(path) for method in methods})
+
+
+@cache
+def _served() -> tuple[tuple[re.Pattern[str], frozenset[str]], ...]:
+    """Each documented path as the resolver matches it, with the methods served there."""
+    paths: dict[str, dict[str, Any]] = json.loads(openapi_json()).get("paths", {})
+    return tuple(
+        (
+            re.compile("^" + re.sub(r"\{\w+\}", lambda _: _PARAMETER, template) + "$"),
+            frozenset(method.upper() for method in operations if method in _METHODS),
+        )
+        for template, operations in paths.items()
+    )
 
 
 @cache

@@ -24,16 +24,14 @@ import jwt
 from jwt import PyJWKClient
 from jwt.exceptions import PyJWKClientConnectionError, PyJWKClientError
 
+from chatmemory.api.identity import InvalidToken
+
 ALGORITHMS = ("RS256",)  # what the HTTP API's JWT authorizer accepts: the same rules on both paths
 JWKS_PATH = "/.well-known/jwks.json"
 KEYS_LIFESPAN_SECONDS = 3600
 KEYS_TIMEOUT_SECONDS = 5  # a request waits on the fetch; never for long
 
 JwksFetcher = Callable[[], dict[str, Any]]
-
-
-class InvalidToken(Exception):
-    """The token is missing, malformed, not signed by the issuer, expired or not for us."""
 
 
 class KeysUnavailable(Exception):

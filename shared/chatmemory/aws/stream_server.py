@@ -14,19 +14,20 @@ JSON form of the same call — one JSON implementation, behind the API's throttl
 
 from __future__ import annotations
 
-import time
 import warnings
 from http import HTTPStatus
 from typing import Any, Protocol
-from urllib.parse import urlsplit
 
-from chatmemory.api.chat_stream import EVENT_STREAM, stream_chat, wants_stream
-from chatmemory.api.telemetry import logger, metrics
-from chatmemory.api.threaded_server import ContractRequestHandler, ThreadedServer
-from chatmemory.aws.jwks import InvalidToken, JwksVerifier, KeysUnavailable
+from chatmemory.api.chat_stream import stream_chat
+from chatmemory.api.identity import InvalidToken
+from chatmemory.aws.jwks import JwksVerifier, KeysUnavailable
 from chatmemory.config import Container, Settings, use_container
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
+from chatmemory.telemetry import logger, metrics
+from chatmemory.web.handler import ContractRequestHandler
+from chatmemory.web.server import ThreadedServer
+from chatmemory.web.sse import EVENT_STREAM, wants_stream
 
 HOST = "127.0.0.1"  # the adapter's default AWS_LWA_HOST; nothing else may reach the server
 HEALTH_PATH = "/healthz"
@@ -53,38 +54,24 @@ class _StreamHandler(ContractRequestHandler):
     server_version = "chatmemory-stream"
     verifier: TokenVerifier  # set on the subclass the server builds
 
-    def _handle(self) -> None:
-        started = time.perf_counter()
-        self._responded = False
-        path = urlsplit(self.path).path
-        status = HTTPStatus.INTERNAL_SERVER_ERROR.value
-        try:
-            status = self._dispatch(path)
-        except Exception as exc:  # a bug here must still answer, in the contract's shape
-            logger.error("stream request failed", extra={"error_type": type(exc).__name__})
-            if self._responded:
-                self.close_connection = True
-            else:
-                status = self._error(
-                    HTTPStatus.INTERNAL_SERVER_ERROR,
-                    "internal_error",
-                    "something went wrong on our side; the request was not applied",
-                )
-        finally:
-            logger.info(
-                "request",
-                extra={
-                    "method": self.command,
-                    "path": path[:_LOGGED_PATH_CHARS],
-                    "status": status,
-                    "duration_ms": round((time.perf_counter() - started) * 1000, 1),
-                },
-            )
-            if path == CHAT_PATH:
-                # No Lambda handler decorator flushes for us: publish this request's metrics.
-                metrics.flush_metrics()
+    def _served(self, path: str, status: int, elapsed_ms: float) -> None:
+        logger.info(
+            "request",
+            extra={
+                "method": self.command,
+                "path": path[:_LOGGED_PATH_CHARS],
+                "status": status,
+                "duration_ms": round(elapsed_ms, 1),
+            },
+        )
+        if path == CHAT_PATH:
+            # No Lambda handler decorator flushes for us: publish this request's metrics.
+            metrics.flush_metrics()
 
-    def _dispatch(self, path: str) -> int:
+    def _failed(self, exc: Exception) -> None:
+        logger.error("stream request failed", extra={"error_type": type(exc).__name__})
+
+    def _dispatch(self, path: str, query: str) -> int:
         body = self._read_body()
         if isinstance(body, int):
             return body
@@ -103,19 +90,10 @@ class _StreamHandler(ContractRequestHandler):
         return self._chat(body)
 
     def _chat(self, body: bytes) -> int:
-        token = bearer_token(self.headers.get("Authorization"))
         try:
-            if token is None:
-                raise InvalidToken("MissingToken")
-            claims = self.verifier.verify(token)
-            user_id = rules.user_id(claims["sub"], "sub")
-        except (InvalidToken, InvalidField):
-            return self._error(
-                HTTPStatus.UNAUTHORIZED,
-                "unauthorized",
-                "a valid bearer token is required",
-                {"WWW-Authenticate": "Bearer"},
-            )
+            user_id = self._user_id()
+        except InvalidToken as exc:
+            return self._refuse(exc)
         except KeysUnavailable:
             logger.warning("the issuer's keys could not be fetched")
             return self._error(
@@ -132,6 +110,17 @@ class _StreamHandler(ContractRequestHandler):
                 "or call POST /v1/chat on the HTTP API for JSON",
             )
         return self._stream(stream_chat(user_id, body, self.headers.get("Content-Type")))
+
+    def _user_id(self) -> str:
+        """The verified token's `sub`; InvalidToken (or KeysUnavailable) otherwise."""
+        token = bearer_token(self.headers.get("Authorization"))
+        if token is None:
+            raise InvalidToken("MissingToken")
+        claims = self.verifier.verify(token)
+        try:
+            return rules.user_id(claims["sub"], "sub")
+        except InvalidField as exc:
+            raise InvalidToken("UnusableSubject") from exc
 
 
 class StreamServer(ThreadedServer):

@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import re
-import time
+import threading
 import unicodedata
 import uuid
+from datetime import UTC, datetime
 
 # Fixed namespace for chatmemory's uuid5 identities; changing it would re-key every belief.
 CHATMEMORY_NAMESPACE = uuid.UUID("5b0c3f0e-8d1a-4c61-9a5e-6f1f3c2d7a40")
@@ -87,9 +88,33 @@ def parse_message_id(message_id: str) -> tuple[str, int] | None:
     return "conv_" + match.group(1), int(match.group(2))
 
 
-def new_event_id() -> str:
-    """Sorts in creation order (nanosecond time first), so same-instant events keep their order."""
-    return f"evt_{time.time_ns():016x}{uuid.uuid4().hex[:16]}"
+class _CreationOrder:
+    """Nanosecond stamps that never repeat nor go back within the process."""
+
+    def __init__(self) -> None:
+        self._last = 0
+        self._lock = threading.Lock()
+
+    def stamp(self, nanoseconds: int) -> int:
+        with self._lock:
+            self._last = max(nanoseconds, self._last + 1)
+            return self._last
+
+
+_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EVENTS = _CreationOrder()
+
+
+def new_event_id(at: datetime) -> str:
+    """An id for an event at `at` (aware) that sorts in creation order, nanosecond stamp first.
+
+    Events made for the same instant — a correction's supersede and create share the
+    caller's `now` — take the next nanosecond each, so they keep the order they were made in.
+    """
+    since_epoch = at - _EPOCH
+    nanoseconds = (since_epoch.days * 86_400 + since_epoch.seconds) * 10**9
+    nanoseconds += since_epoch.microseconds * 1000
+    return f"evt_{_EVENTS.stamp(nanoseconds):016x}{uuid.uuid4().hex[:16]}"
 
 
 def new_notice_id() -> str:

@@ -19,15 +19,17 @@ from http import HTTPStatus
 from pathlib import Path
 from types import ModuleType
 from typing import Any
-from urllib.parse import urlsplit
 
-from chatmemory.api.chat_stream import stream_chat, wants_stream
-from chatmemory.api.identity import Unauthorized, user_id_from_claims
-from chatmemory.api.threaded_server import ContractRequestHandler, ThreadedServer
+from chatmemory.api.chat_stream import stream_chat
+from chatmemory.api.errors import INTERNAL_ERROR
+from chatmemory.api.identity import InvalidToken, Unauthorized, user_id_from_claims
 from chatmemory.config import Container
 from chatmemory.local.gateway_events import build_event, parse_response
 from chatmemory.local.sam_template import HttpRoute, http_routes, load_template, match_route
-from chatmemory.local.tokens import InvalidToken, LocalTokens
+from chatmemory.local.tokens import LocalTokens
+from chatmemory.web.handler import ContractRequestHandler
+from chatmemory.web.server import ThreadedServer
+from chatmemory.web.sse import wants_stream
 
 HEALTH_PATH = "/v1/health"
 
@@ -137,16 +139,11 @@ class _RequestHandler(ContractRequestHandler):
     server_version = "chatmemory-local"
     gateway: LocalGateway  # set on the subclass the server builds
 
-    def _handle(self) -> None:
-        started = time.perf_counter()
-        split = urlsplit(self.path)
-        status = HTTPStatus.INTERNAL_SERVER_ERROR.value
-        try:
-            status = self._dispatch(split.path, split.query)
-        finally:
-            elapsed_ms = (time.perf_counter() - started) * 1000
-            # Method, path, status and time only: never bodies, queries or tokens.
-            log.info("%s %s %d %.1fms", self.command, split.path, status, elapsed_ms)
+    def _served(self, path: str, status: int, elapsed_ms: float) -> None:
+        log.info("%s %s %d %.1fms", self.command, path, status, elapsed_ms)
+
+    def _failed(self, exc: Exception) -> None:
+        log.error("request failed: %s", type(exc).__name__)
 
     def _dispatch(self, path: str, query: str) -> int:
         body = self._read_body()
@@ -161,8 +158,8 @@ class _RequestHandler(ContractRequestHandler):
             return self._error(HTTPStatus.NOT_FOUND, "not_found", "no such route")
         try:
             claims = self.gateway.authorize(route, self.headers.get("Authorization"))
-        except InvalidToken:
-            return self._unauthorized("a valid bearer token is required")
+        except InvalidToken as exc:
+            return self._refuse(exc)
         if route.path == "/v1/chat" and wants_stream(self.headers.get("Accept")):
             return self._stream_chat(claims, body)
         event = build_event(
@@ -183,7 +180,7 @@ class _RequestHandler(ContractRequestHandler):
         try:
             user_id = user_id_from_claims(claims or {})
         except Unauthorized as exc:
-            return self._unauthorized(str(exc))
+            return self._refuse(exc)
         return self._stream(stream_chat(user_id, body, self.headers.get("Content-Type")))
 
     def _invoke(self, route: HttpRoute, event: dict[str, Any]) -> int:
@@ -191,11 +188,7 @@ class _RequestHandler(ContractRequestHandler):
             result = self.gateway.functions.invoke(route, event)
         except Exception as exc:  # a crash in the function is a 500, as in Lambda
             log.error("function %s failed: %s", route.function, type(exc).__name__)
-            return self._error(
-                HTTPStatus.INTERNAL_SERVER_ERROR,
-                "internal_error",
-                "something went wrong on our side; the request was not applied",
-            )
+            return self._error(*INTERNAL_ERROR)
         response = parse_response(result)
         self._write(response.status, response.headers, response.body)
         return response.status

@@ -14,16 +14,13 @@ from typing import Any
 
 import jwt
 
+from chatmemory.api.identity import InvalidToken
 from chatmemory.domain import rules
 
 ISSUER = "chatmemory-local"
 AUDIENCE = "chatmemory"
 SECRET_FILE = "local-signing-secret"  # noqa: S105 - a file name, not a secret
 DEFAULT_TTL = timedelta(days=7)
-
-
-class InvalidToken(Exception):
-    """The token is missing, malformed, tampered with, expired or lacks a subject."""
 
 
 def load_or_create_secret(state_dir: Path, configured: str | None = None) -> str:

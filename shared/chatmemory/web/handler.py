@@ -1,24 +1,21 @@
-"""The HTTP core both front doors run on: the dev server and the streaming server the Lambda
-Web Adapter talks to. One threaded server, and one request handler base that reads bodies
-within the contract's limits and answers every refusal in its JSON shape."""
+"""The request handler base both servers build on.
+
+Every method goes to one `_dispatch`; each request is timed and logged once, bodies are
+read within the contract's limit, and every answer — a refusal, an error, a crash, a
+stream — leaves in the contract's shape (the mapping itself is `api/errors.py`).
+"""
 
 from __future__ import annotations
 
 import json
-import threading
+import time
 from http import HTTPStatus
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from typing import TYPE_CHECKING, Any
+from http.server import BaseHTTPRequestHandler
+from typing import Any
+from urllib.parse import urlsplit
 
-from chatmemory.api.errors import MAX_BODY_BYTES
-
-if TYPE_CHECKING:  # the server core never needs the chat path to be importable
-    from chatmemory.api.chat_stream import StreamedResponse
-
-# Connections the kernel queues while every thread is busy. The standard library's default
-# of 5 resets clients in a burst (50 parallel clients saw 6-42 % resets); 1024 is what
-# production servers use and costs nothing until it is needed.
-LISTEN_BACKLOG = 1024
+from chatmemory.api.errors import INTERNAL_ERROR, MAX_BODY_BYTES, challenge, describe_error
+from chatmemory.web.sse import StreamedResponse
 
 _ERROR_CODES = {
     HTTPStatus.BAD_REQUEST: "bad_request",
@@ -29,62 +26,47 @@ _ERROR_CODES = {
 }
 
 
-class _Httpd(ThreadingHTTPServer):
-    request_queue_size = LISTEN_BACKLOG
-    daemon_threads = True
-
-
-class ThreadedServer:
-    """One host and port, a thread per request; `start` serves from a background thread.
-
-    OSError (address in use, port out of range, no permission) is raised by the
-    constructor, before anything is served."""
-
-    def __init__(
-        self, host: str, port: int, handler: type[BaseHTTPRequestHandler], thread_name: str
-    ) -> None:
-        self._httpd = _Httpd((host, port), handler)
-        self._thread_name = thread_name
-        self._thread: threading.Thread | None = None
-
-    @property
-    def port(self) -> int:
-        return int(self._httpd.server_address[1])
-
-    @property
-    def url(self) -> str:
-        return f"http://{self._httpd.server_address[0]!s}:{self.port}"
-
-    def serve_forever(self) -> None:
-        self._httpd.serve_forever(poll_interval=0.2)
-
-    def start(self) -> None:
-        """Serve from a background thread (tests, and the CLI's own foreground loop)."""
-        self._thread = threading.Thread(
-            target=self.serve_forever, name=self._thread_name, daemon=True
-        )
-        self._thread.start()
-
-    def stop(self) -> None:
-        self._httpd.shutdown()
-        self._httpd.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
-
-
 class ContractRequestHandler(BaseHTTPRequestHandler):
-    """Every method goes to `_handle`; bodies, streams and errors in the contract's shape.
+    """Every method goes to `_dispatch`; bodies, streams and errors in the contract's shape.
 
-    TRACE is answered like any method no route serves (never echoing the request), and the
-    standard library's own refusals (an unknown method, a malformed request line, headers
-    too large) come back as JSON, not as an HTML page.
+    A server subclasses it with `_dispatch` (answer one request, return the status sent),
+    `_served` (its one log line) and `_failed` (how it logs a crash). TRACE is answered like
+    any method no route serves (never echoing the request), and the standard library's own
+    refusals (an unknown method, a malformed request line, headers too large) come back as
+    JSON, not as an HTML page.
     """
 
     protocol_version = "HTTP/1.1"
     _responded = False
 
-    def _handle(self) -> None:
+    def _dispatch(self, path: str, query: str) -> int:
+        """Answer one request; the status sent."""
         raise NotImplementedError
+
+    def _served(self, path: str, status: int, elapsed_ms: float) -> None:
+        """Log the request once: method, path, status and time — never queries, bodies or
+        tokens."""
+        raise NotImplementedError
+
+    def _failed(self, exc: Exception) -> None:
+        """Log a request that raised (its type only: messages may quote user text)."""
+        raise NotImplementedError
+
+    def _handle(self) -> None:
+        started = time.perf_counter()
+        self._responded = False  # one handler serves every request of a kept-alive connection
+        split = urlsplit(self.path)
+        status = HTTPStatus.INTERNAL_SERVER_ERROR.value
+        try:
+            status = self._dispatch(split.path, split.query)
+        except Exception as exc:  # a bug must still answer, in the contract's shape
+            self._failed(exc)
+            if self._responded:
+                self.close_connection = True
+            else:
+                status = self._error(*INTERNAL_ERROR)
+        finally:
+            self._served(split.path, status, (time.perf_counter() - started) * 1000)
 
     def do_GET(self) -> None:
         self._handle()
@@ -111,7 +93,7 @@ class ContractRequestHandler(BaseHTTPRequestHandler):
         self._handle()
 
     def log_message(self, format: str, *args: Any) -> None:
-        """Silenced: `_handle` logs one line per request, without queries, bodies or tokens."""
+        """Silenced: `_served` logs one line per request, without queries, bodies or tokens."""
 
     def send_error(self, code: int, message: str | None = None, explain: str | None = None) -> None:
         status = HTTPStatus(code)
@@ -159,6 +141,11 @@ class ContractRequestHandler(BaseHTTPRequestHandler):
             self.close_connection = True  # the client left; an unfinished turn is not stored
         return response.status
 
+    def _refuse(self, exc: Exception) -> int:
+        """Answer `exc` as the contract maps it, with the bearer challenge on a 401."""
+        status, code, message = describe_error(exc)
+        return self._error(status, code, message, challenge(status))
+
     def _json(
         self, status: HTTPStatus, payload: dict[str, Any], headers: dict[str, str] | None = None
     ) -> int:
@@ -174,11 +161,6 @@ class ContractRequestHandler(BaseHTTPRequestHandler):
         headers: dict[str, str] | None = None,
     ) -> int:
         return self._json(status, {"error": {"code": code, "message": message}}, headers)
-
-    def _unauthorized(self, message: str = "a valid bearer token is required") -> int:
-        return self._error(
-            HTTPStatus.UNAUTHORIZED, "unauthorized", message, {"WWW-Authenticate": "Bearer"}
-        )
 
     def _write(self, status: int, headers: dict[str, str], body: bytes) -> None:
         self._responded = True

@@ -1,5 +1,9 @@
 """Logger, tracer and metrics shared by every function (powertools), configured once.
 
+Not part of the HTTP edge: the routes, the pipeline tasks, the queue consumers and the
+streaming server all log and count through it, so it sits at the package root beside
+`config.py`, the other thing every entry point shares.
+
 Logs carry ids, counts and timings — never message text, memory text or tokens.
 """
 
