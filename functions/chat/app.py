@@ -12,7 +12,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from chatmemory.api import chat_routes
 from chatmemory.api.resolver import build_resolver, resolve
-from chatmemory.api.telemetry import logger, metrics, tracer
+from chatmemory.telemetry import logger, metrics, tracer
 
 # Turns that recall nothing publish no metrics; that is expected, not worth a warning.
 warnings.filterwarnings("ignore", message="No application metrics to publish")

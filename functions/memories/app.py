@@ -13,7 +13,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from chatmemory.api import memories_routes, system_routes
 from chatmemory.api.resolver import build_resolver, resolve
-from chatmemory.api.telemetry import logger, metrics, tracer
+from chatmemory.telemetry import logger, metrics, tracer
 
 # Reads publish no metrics; that is expected, not worth a warning per request.
 warnings.filterwarnings("ignore", message="No application metrics to publish")

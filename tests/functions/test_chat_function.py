@@ -13,7 +13,7 @@ from chatmemory.adapters.offline_model import LABEL, OfflineModel
 from chatmemory.config import Container, Settings, use_container
 from chatmemory.domain.errors import ModelUnavailable
 from chatmemory.domain.prompt import RenderedPrompt
-from chatmemory.ports import Model, ReplyDelta, ReplyDone, ToolRunner, ToolSpec
+from chatmemory.ports.model import Model, ReplyDelta, ReplyDone, ToolRunner, ToolSpec
 from tests.support.functions import invoke, load_handler, sample_event
 
 
@@ -88,7 +88,7 @@ def test_a_failing_model_is_a_502_and_nothing_is_kept(
         use_container(None)
 
     assert (reply.status, reply.error_code) == (502, "model_unavailable")
-    assert broken.store.list_conversations("user-123") == []
+    assert broken.stores.conversations.list_conversations("user-123") == []
 
 
 @pytest.mark.parametrize(
@@ -107,7 +107,7 @@ def test_bad_chat_input_is_a_400_naming_the_field(
 
     assert (reply.status, reply.error_code) == (400, "validation_error")
     assert field in reply.body["error"]["message"]
-    assert container.store.list_conversations("user-123") == []
+    assert container.stores.conversations.list_conversations("user-123") == []
 
 
 def test_someone_elses_conversation_is_a_404(handler: Any, container: Container) -> None:

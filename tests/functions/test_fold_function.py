@@ -79,7 +79,7 @@ def failed_ids(result: dict[str, Any]) -> list[str]:
 
 
 def state(container: Container, conversation_id: str) -> Conversation:
-    conversation = container.store.get_conversation(USER, conversation_id)
+    conversation = container.stores.conversations.get_conversation(USER, conversation_id)
     assert conversation is not None
     return conversation
 

@@ -12,7 +12,7 @@ from openapi_spec_validator import validate
 
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.config import Container, Settings, use_container
-from chatmemory.ports import MemoryQuery
+from chatmemory.ports.memories import MemoryQuery
 from tests.support.functions import EVENTS, invoke, load_handler, sample_event
 
 API_ROUTES = {
@@ -58,7 +58,7 @@ def create(handler: Any, text: str = "Is vegetarian.", user: str = "user-123") -
 
 
 def stored_count(container: Container, user: str = "user-123") -> int:
-    return sum(1 for _ in container.store.iter_memories(user, MemoryQuery(status=None)))
+    return sum(1 for _ in container.stores.memories.iter_memories(user, MemoryQuery(status=None)))
 
 
 # ---- every sample event --------------------------------------------------------------

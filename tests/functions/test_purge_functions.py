@@ -18,10 +18,18 @@ from chatmemory.domain.purge import PurgeRequest
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.local.server import LocalLambdaContext
 from chatmemory.services.memories import NewMemory
+from chatmemory.services.pipeline import ProfileRebuilt
 from tests.support.functions import load_handler, sample_event
 
 USER = "user-123"
-STEPS = ("purge_plan", "purge_vectors", "purge_rows", "purge_mark")
+STEPS = (
+    "purge_plan",
+    "purge_vectors",
+    "purge_rows",
+    "purge_profile",
+    "purge_mark",
+    "rebuild_profile",
+)
 
 
 @pytest.fixture
@@ -43,8 +51,9 @@ def deleted(container: Container, text: str) -> Tombstone:
     return container.memories.delete(USER, created.memory_id)
 
 
-def event_for(tombstone: Tombstone) -> dict[str, Any]:
-    event = sample_event("pipeline", "purge")
+def event_for(tombstone: Tombstone, sample: str = "purge") -> dict[str, Any]:
+    """The sample event (events/pipeline/<sample>.json) with the tombstone's request."""
+    event = sample_event("pipeline", sample)
     request = PurgeRequest(
         user_id=USER, as_of=tombstone.deleted_at, memory_ids=(tombstone.memory_id,)
     )
@@ -89,7 +98,7 @@ def test_the_sample_event_drives_every_step_to_a_purged_tombstone(
     assert plan == {"tombstones": 1, "personas": [], "conversations": []}
     assert rows["rows"] == 1
     assert marked == {"purged": 1, "latency_ms": 90_000}
-    stored = container.store.get_tombstone(USER, tombstone.memory_id)
+    stored = container.stores.tombstones.get_tombstone(USER, tombstone.memory_id)
     assert stored is not None and stored.purged_at is not None
     # And operators get the purge's metrics; the logs hold ids and counts, never the text
     output = capsys.readouterr().out
@@ -121,7 +130,7 @@ def test_a_failing_step_counts_the_failure_and_records_it_on_the_tombstone(
 
     # Then the failure is counted for the alarm and kept (by kind) on the tombstone
     assert emitted_metrics(capsys.readouterr().out)["PurgeStepFailed"] == 1
-    stored = container.store.get_tombstone(USER, tombstone.memory_id)
+    stored = container.stores.tombstones.get_tombstone(USER, tombstone.memory_id)
     assert stored is not None
     assert (stored.purge_error, stored.purged_at) == ("ConnectionError", None)
 
@@ -150,4 +159,103 @@ def test_a_malformed_task_fails_without_touching_anything(
         handlers["purge_rows"](event, LocalLambdaContext(function_name="P"))
 
     # Then nothing was purged
-    assert container.store.get_tombstone(USER, tombstone.memory_id) == tombstone
+    assert container.stores.tombstones.get_tombstone(USER, tombstone.memory_id) == tombstone
+
+
+@pytest.fixture
+def rebuilds(container: Container, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """Which pipeline's profile rebuild ran, in order (each answers "unchanged")."""
+    asked: list[str] = []
+
+    def by_purge(request: PurgeRequest, persona: str) -> ProfileRebuilt:
+        asked.append(f"purge of {','.join(request.memory_ids)}")
+        return ProfileRebuilt(rebuilt=False)
+
+    def by_write_pipeline(user_id: str, persona: str) -> ProfileRebuilt:
+        asked.append("write pipeline")
+        return ProfileRebuilt(rebuilt=False)
+
+    monkeypatch.setattr(container.purge, "rebuild_profile", by_purge)
+    monkeypatch.setattr(container.pipeline, "rebuild_profile", by_write_pipeline)
+    return asked
+
+
+def test_a_rebuild_profiles_item_rebuilds_the_profile_through_the_purge(
+    container: Container, handlers: dict[str, Any], rebuilds: list[str]
+) -> None:
+    # Given a deletion waiting for its purge
+    tombstone = deleted(container, "Owns a kite named Zumbrella.")
+    item = event_for(tombstone, "purge_profile")
+
+    # When the purge's RebuildProfile gets a RebuildProfiles item
+    answer = handlers["purge_profile"](item, LocalLambdaContext(function_name="PurgeProfile"))
+
+    # Then the purge's step ran for the request's memories, and answered its shape
+    assert rebuilds == [f"purge of {tombstone.memory_id}"]
+    assert answer == {"rebuilt": False}
+
+
+def test_a_failing_profile_rebuild_counts_the_purge_failure(
+    container: Container,
+    handlers: dict[str, Any],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # Given the table is down while a RebuildProfiles item runs
+    monkeypatch.setenv("POWERTOOLS_METRICS_DISABLED", "false")
+    tombstone = deleted(container, "Owns a kite named Zumbrella.")
+
+    def down(*_: Any) -> None:
+        raise ConnectionError("table unreachable")
+
+    monkeypatch.setattr(container.purge, "rebuild_profile", down)
+    item = event_for(tombstone, "purge_profile")
+
+    # When the purge's RebuildProfile runs
+    with pytest.raises(ConnectionError):
+        handlers["purge_profile"](item, LocalLambdaContext(function_name="PurgeProfile"))
+
+    # Then the failure is counted for the purge's alarm
+    assert emitted_metrics(capsys.readouterr().out)["PurgeStepFailed"] == 1
+
+
+@pytest.mark.parametrize(
+    ("step", "payload"),
+    [("purge_profile", "write pipeline"), ("rebuild_profile", "purge")],
+    ids=["write-payload-to-purge", "purge-payload-to-write"],
+)
+def test_a_profile_task_refuses_the_other_pipelines_payload(
+    container: Container,
+    handlers: dict[str, Any],
+    rebuilds: list[str],
+    step: str,
+    payload: str,
+) -> None:
+    # Given the other state machine's RebuildProfile payload
+    tombstone = deleted(container, "Owns a kite named Zumbrella.")
+    purge_item = event_for(tombstone, "purge_profile")
+    write_item = {"user_id": USER, "persona": "assistant"}
+    event = write_item if payload == "write pipeline" else purge_item
+
+    # When this function gets it
+    with pytest.raises(ValidationError):
+        handlers[step](event, LocalLambdaContext(function_name=step))
+
+    # Then it is refused as a bad payload: neither pipeline's step ran
+    assert rebuilds == []
+    assert container.stores.tombstones.get_tombstone(USER, tombstone.memory_id) == tombstone
+
+
+def test_a_rebuild_profiles_item_with_a_malformed_request_is_refused(
+    container: Container, handlers: dict[str, Any], rebuilds: list[str]
+) -> None:
+    # Given a RebuildProfiles item whose request time is not a time
+    tombstone = deleted(container, "Owns a kite named Zumbrella.")
+    event = {**event_for(tombstone, "purge_profile"), "as_of": "yesterday"}
+
+    # When the purge's RebuildProfile gets it
+    with pytest.raises(ValueError, match="yesterday"):
+        handlers["purge_profile"](event, LocalLambdaContext(function_name="PurgeProfile"))
+
+    # Then it fails before any rebuild ran
+    assert rebuilds == []

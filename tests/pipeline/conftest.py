@@ -274,6 +274,6 @@ def say(container: Container, message: str, conversation_id: str | None = None) 
 
 def slice_input(container: Container, conversation_id: str) -> dict[str, Any]:
     """What the idle trigger starts the pipeline with: the conversation up to its last seq."""
-    conversation = container.store.get_conversation(USER, conversation_id)
+    conversation = container.stores.conversations.get_conversation(USER, conversation_id)
     assert conversation is not None
     return {"user_id": USER, "conversation_id": conversation_id, "upto_seq": conversation.last_seq}

@@ -20,7 +20,7 @@ from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.stepfunctions_starter import execution_name
 from chatmemory.config import Container, Settings, use_container
 from chatmemory.local.server import LocalLambdaContext
-from chatmemory.ports import MemoryQuery
+from chatmemory.ports.memories import MemoryQuery
 from tests.pipeline.conftest import REGION, USER, Pipeline, say
 from tests.support.functions import load_handler
 
@@ -85,7 +85,9 @@ def invoke(handler: Any, event: dict[str, Any]) -> list[str]:
 
 
 def memory_texts(container: Container) -> str:
-    return " ".join(m.text for m in container.store.iter_memories(USER, MemoryQuery())).lower()
+    return " ".join(
+        m.text for m in container.stores.memories.iter_memories(USER, MemoryQuery())
+    ).lower()
 
 
 def test_a_quiet_conversation_starts_the_write_pipeline(
@@ -94,7 +96,7 @@ def test_a_quiet_conversation_starts_the_write_pipeline(
     # Given a conversation that has been quiet for the idle period
     conversation_id = say(container, "I'm vegetarian and I live in Pune")
     clock.advance(IDLE)
-    conversation = container.store.get_conversation(USER, conversation_id)
+    conversation = container.stores.conversations.get_conversation(USER, conversation_id)
     assert conversation is not None
 
     # When its idle check arrives

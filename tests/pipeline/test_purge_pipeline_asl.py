@@ -21,7 +21,7 @@ from chatmemory.config import Container, Settings, use_container
 from chatmemory.domain.errors import ConcurrentChange, ModelUnavailable
 from chatmemory.domain.memory import Memory
 from chatmemory.domain.purge import PurgeRequest
-from chatmemory.ports import MemoryQuery
+from chatmemory.ports.memories import MemoryQuery
 from chatmemory.services.folding import Rewrite
 from chatmemory.services.memories import NewMemory
 from chatmemory.services.purge import PURGE_GRACE
@@ -87,12 +87,12 @@ def folded_conversation(container: Container, fact: str) -> str:
 
 
 def memory_with(container: Container, fragment: str) -> Memory:
-    (memory,) = [m for m in container.store.iter_memories(USER) if fragment in m.text]
+    (memory,) = [m for m in container.stores.memories.iter_memories(USER) if fragment in m.text]
     return memory
 
 
 def summary(container: Container, conversation_id: str) -> str:
-    conversation = container.store.get_conversation(USER, conversation_id)
+    conversation = container.stores.conversations.get_conversation(USER, conversation_id)
     assert conversation is not None
     return conversation.summary
 
@@ -109,7 +109,7 @@ def test_a_delete_starts_a_purge_that_removes_every_copy(
     conversation_id = folded_conversation(container, "my tortoise is called Quizzleberry")
     memory = memory_with(container, "Quizzleberry")
     container.pipeline.rebuild_profile(USER, "assistant")
-    profile = container.store.get_profile(USER, "assistant")
+    profile = container.stores.user_state.get_profile(USER, "assistant")
     assert profile is not None and "Quizzleberry" in profile.text
     assert "Quizzleberry" in summary(container, conversation_id)
 
@@ -130,11 +130,11 @@ def test_a_delete_starts_a_purge_that_removes_every_copy(
     assert output["summaries"] == [{"rewritten": True, "turns_left_out": 1}]
     assert output["purged"]["purged"] == 1
     # And no copy is left: row, profile, summary; the tombstone is marked purged
-    assert list(container.store.iter_memories(USER, MemoryQuery(status=None))) == []
-    rebuilt = container.store.get_profile(USER, "assistant")
+    assert list(container.stores.memories.iter_memories(USER, MemoryQuery(status=None))) == []
+    rebuilt = container.stores.user_state.get_profile(USER, "assistant")
     assert rebuilt is None or "Quizzleberry" not in rebuilt.text
     assert "Quizzleberry" not in summary(container, conversation_id)
-    tombstone = container.store.get_tombstone(USER, memory.memory_id)
+    tombstone = container.stores.tombstones.get_tombstone(USER, memory.memory_id)
     assert tombstone is not None and tombstone.purged_at is not None
 
 
@@ -173,7 +173,7 @@ def test_forget_everything_is_one_purge_execution(
     assert execution.status == "SUCCEEDED"
     assert execution.output["memory_ids"] == []
     assert execution.output["purged"]["purged"] == 40
-    assert container.store.list_tombstones(USER, unpurged_only=True) == []
+    assert container.stores.tombstones.list_tombstones(USER, unpurged_only=True) == []
 
 
 def test_a_repeated_start_runs_nothing_twice(
@@ -257,10 +257,10 @@ def test_a_purge_that_keeps_failing_is_visible_and_the_sweep_finishes_it(
     assert failed.error == "ModelUnavailable"
     assert "MarkPurged" not in failed.states
     # And the tombstone says why and stays unpurged: the read path keeps filtering
-    tombstone = container.store.get_tombstone(USER, memory.memory_id)
+    tombstone = container.stores.tombstones.get_tombstone(USER, memory.memory_id)
     assert tombstone is not None
     assert (tombstone.purge_error, tombstone.purged_at) == ("ModelUnavailable", None)
-    assert container.store.get_memory(USER, memory.memory_id) is None
+    assert container.stores.memories.get_memory(USER, memory.memory_id) is None
 
     # When the model is back and the daily sweep runs
     monkeypatch.setattr(container.folder, "rewrite_without_deleted", working)
@@ -274,7 +274,7 @@ def test_a_purge_that_keeps_failing_is_visible_and_the_sweep_finishes_it(
         if started["executionArn"] != failed.arn
     ]
     assert [execution.status for execution in finished] == ["SUCCEEDED"]
-    tombstone = container.store.get_tombstone(USER, memory.memory_id)
+    tombstone = container.stores.tombstones.get_tombstone(USER, memory.memory_id)
     assert tombstone is not None and tombstone.purged_at is not None
     assert tombstone.purge_error is None
     assert "Plinkaroo" not in summary(container, conversation_id)

@@ -12,7 +12,7 @@ import pytest
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.config import Container, Settings, use_container
 from chatmemory.local.server import LocalLambdaContext
-from chatmemory.ports import MemoryQuery
+from chatmemory.ports.memories import MemoryQuery
 from chatmemory.services.memories import NewMemory
 from tests.pipeline.conftest import REGION, USER, Pipeline, say
 from tests.support.functions import load_handler
@@ -80,7 +80,9 @@ def test_the_sweep_starts_the_pipeline_for_conversations_left_behind(
     assert len(executions) == len(left_behind)
     for started in executions:
         assert pipeline.wait(started["executionArn"]).status == "SUCCEEDED"
-    texts = " ".join(m.text for m in container.store.iter_memories(USER, MemoryQuery())).lower()
+    texts = " ".join(
+        m.text for m in container.stores.memories.iter_memories(USER, MemoryQuery())
+    ).lower()
     assert "vegetarian" in texts and "miso" in texts
     assert "nurse" not in texts
 
@@ -120,4 +122,4 @@ def test_the_sweep_purges_deletions_whose_purge_never_started(
     assert result == {"started": 0, "purges": 1}
     (started,) = purge_pipeline.executions()
     assert purge_pipeline.wait(started["executionArn"]).status == "SUCCEEDED"
-    assert container.store.list_tombstones(USER, unpurged_only=True) == []
+    assert container.stores.tombstones.list_tombstones(USER, unpurged_only=True) == []

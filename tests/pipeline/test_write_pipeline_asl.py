@@ -16,7 +16,7 @@ import pytest
 
 from chatmemory.config import Container
 from chatmemory.domain.errors import ModelUnavailable
-from chatmemory.ports import MemoryQuery
+from chatmemory.ports.memories import MemoryQuery
 from tests.pipeline.conftest import USER, Pipeline, say, slice_input
 
 FULL_PATH = ["Extract", "AnyCandidates", "Route", "ProfileAffected", "RebuildProfile", "Notify"]
@@ -34,11 +34,11 @@ MODEL_WAIT_CEILINGS = (5.0, 10.0)
 
 
 def active_texts(container: Container) -> list[str]:
-    return sorted(m.text for m in container.store.iter_memories(USER, MemoryQuery()))
+    return sorted(m.text for m in container.stores.memories.iter_memories(USER, MemoryQuery()))
 
 
 def cursor(container: Container, conversation_id: str) -> int:
-    conversation = container.store.get_conversation(USER, conversation_id)
+    conversation = container.stores.conversations.get_conversation(USER, conversation_id)
     assert conversation is not None
     return conversation.extracted_upto_seq
 
@@ -85,9 +85,9 @@ def test_a_slice_with_news_runs_every_step_and_learns_from_it(
     # And the store holds what was learned, the profile and the notice
     texts = " ".join(active_texts(container)).lower()
     assert "vegetarian" in texts and "pune" in texts
-    profile = container.store.get_profile(USER, "assistant")
+    profile = container.stores.user_state.get_profile(USER, "assistant")
     assert profile is not None and "vegetarian" in profile.text.lower()
-    (notice,) = container.store.list_notices(USER)
+    (notice,) = container.stores.notices.list_notices(USER)
     assert notice.notice_id == output["notify"]["notice_id"]
     # And the conversation's cursor moved past the slice
     assert cursor(container, conversation_id) == given["upto_seq"]
@@ -181,7 +181,7 @@ def test_a_step_that_keeps_failing_is_recorded_and_fails_the_run(
     (recorded,) = pipeline.lambdas.calls_to("RecordFailureFunction")
     run_id = recorded.payload["extract"]["run_id"]
     assert recorded.payload["error"]["Error"] == "ModelUnavailable"
-    run = container.store.get_extraction_run(USER, run_id)
+    run = container.stores.runs.get_extraction_run(USER, run_id)
     assert run is not None and run.failure == "ModelUnavailable"
     # And nothing was written; the cursor stays put, so the sweep offers the slice again
     assert active_texts(container) == []
@@ -228,4 +228,4 @@ def test_running_the_same_slice_twice_changes_nothing_the_second_time(
     assert second.output["extract"]["run_id"] == first.output["extract"]["run_id"]
     assert second.output["notify"] == first.output["notify"]
     assert active_texts(container) == learned
-    assert len(container.store.list_notices(USER)) == 1
+    assert len(container.stores.notices.list_notices(USER)) == 1

@@ -777,7 +777,7 @@ PURGE_STEPS = {
     "PurgePlanFunctionArn": "PurgePlanFunction",
     "PurgeVectorsFunctionArn": "PurgeVectorsFunction",
     "PurgeRowsFunctionArn": "PurgeRowsFunction",
-    "RebuildProfileFunctionArn": "RebuildProfileFunction",
+    "PurgeProfileFunctionArn": "PurgeProfileFunction",
     "PurgeSummaryFunctionArn": "PurgeSummaryFunction",
     "PurgeMarkFunctionArn": "PurgeMarkFunction",
 }
@@ -820,6 +820,15 @@ def test_the_purge_may_invoke_exactly_its_steps_and_names_each_in_its_definition
     assert sorted(invoked, key=str) == sorted(
         ({"Ref": function} for function in PURGE_STEPS.values()), key=str
     )
+
+
+def test_no_step_function_is_called_by_both_state_machines() -> None:
+    # A handler knows its caller because it has one, never from the event's keys.
+    def steps(machine: str) -> set[str]:
+        substitutions = resource_properties(machine)["DefinitionSubstitutions"]
+        return {value["Fn::GetAtt"][0] for value in substitutions.values()}
+
+    assert not steps("WritePipeline") & steps("PurgePipeline")
 
 
 def test_deletes_and_the_sweep_start_the_purge_on_step_functions(

@@ -7,25 +7,20 @@ the delete (PurgeLatency, the oldest deletion's). Answers `{"purged", "latency_m
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from chatmemory.api.purge_tasks import run_step
-from chatmemory.api.telemetry import count, logger, metrics, milliseconds, tracer
 from chatmemory.config import container
+from chatmemory.services.purge import Purged
+from chatmemory.tasks.handler import purge_step
+from chatmemory.tasks.payloads import PurgeTask
+from chatmemory.telemetry import count, milliseconds
 
-# A repeated run purges nothing and publishes no metrics; not worth a warning.
-warnings.filterwarnings("ignore", message="No application metrics to publish")
 
-
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    result = run_step(event, "purged", container().purge.mark_purged)
-    if result["purged"]:
-        count("MemoriesPurged", int(result["purged"]))
-        milliseconds("PurgeLatency", result["latency_ms"])
+def mark_purged(task: PurgeTask) -> Purged:
+    """How many tombstones are now purged, and how long after the oldest delete."""
+    result = container().purge.mark_purged(task.request)
+    if result.purged:
+        count("MemoriesPurged", result.purged)
+        milliseconds("PurgeLatency", result.latency_ms)
     return result
+
+
+lambda_handler = purge_step(PurgeTask, mark_purged, done="purged")

@@ -7,21 +7,15 @@ is what the purge will touch: `{"tombstones": n, "personas": [...], "conversatio
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from chatmemory.api.purge_tasks import run_step
-from chatmemory.api.telemetry import logger, metrics, tracer
 from chatmemory.config import container
+from chatmemory.services.purge import PurgePlan
+from chatmemory.tasks.handler import purge_step
+from chatmemory.tasks.payloads import PurgeTask
 
-# A step that changes nothing publishes no metrics; that is expected, not worth a warning.
-warnings.filterwarnings("ignore", message="No application metrics to publish")
+
+def plan(task: PurgeTask) -> PurgePlan:
+    """Which deletions, profiles and summaries the purge touches."""
+    return container().purge.plan(task.request)
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return run_step(event, "purge planned", container().purge.plan)
+lambda_handler = purge_step(PurgeTask, plan, done="purge planned")

@@ -8,21 +8,15 @@ pipeline's runs of their conversations. Deleting twice deletes nothing more. Ans
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from chatmemory.api.purge_tasks import run_step
-from chatmemory.api.telemetry import logger, metrics, tracer
 from chatmemory.config import container
+from chatmemory.services.purge import RowsDeleted
+from chatmemory.tasks.handler import purge_step
+from chatmemory.tasks.payloads import PurgeTask
 
-# A step that changes nothing publishes no metrics; that is expected, not worth a warning.
-warnings.filterwarnings("ignore", message="No application metrics to publish")
+
+def delete_rows(task: PurgeTask) -> RowsDeleted:
+    """How many rows, notices and conversations' runs went."""
+    return container().purge.delete_rows(task.request)
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return run_step(event, "rows deleted", container().purge.delete_rows)
+lambda_handler = purge_step(PurgeTask, delete_rows, done="rows deleted")

@@ -9,35 +9,19 @@ summary meanwhile) propagate: the state machine retries them. Answers
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
-from pydantic import BaseModel, Field
-
-from chatmemory.api.purge_tasks import run_step
-from chatmemory.api.telemetry import count, logger, metrics, tracer
 from chatmemory.config import container
-
-# A summary already clean is not rewritten and publishes no metrics; that is expected.
-warnings.filterwarnings("ignore", message="No application metrics to publish")
-
-
-class SummaryItem(BaseModel):
-    conversation_id: str = Field(min_length=1)
+from chatmemory.services.purge import SummaryRewritten
+from chatmemory.tasks.handler import purge_step
+from chatmemory.tasks.payloads import PurgeSummaryTask
+from chatmemory.telemetry import count
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    item = SummaryItem.model_validate(event)
-    logger.append_keys(conversation_id=item.conversation_id)
-    result = run_step(
-        event,
-        "summary rewritten",
-        lambda request: container().purge.rewrite_summary(request, item.conversation_id),
-    )
-    if result["rewritten"]:
+def rewrite_summary(task: PurgeSummaryTask) -> SummaryRewritten:
+    """Whether the summary was rebuilt, and how many turns it left out."""
+    result = container().purge.rewrite_summary(task.request, task.conversation_id)
+    if result.rewritten:
         count("SummaryRewritten")
     return result
+
+
+lambda_handler = purge_step(PurgeSummaryTask, rewrite_summary, done="summary rewritten")

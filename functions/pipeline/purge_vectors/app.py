@@ -7,21 +7,15 @@ retry is harmless. Answers `{"removed": n}`.
 
 from __future__ import annotations
 
-import warnings
-from typing import Any
-
-from aws_lambda_powertools.utilities.typing import LambdaContext
-
-from chatmemory.api.purge_tasks import run_step
-from chatmemory.api.telemetry import logger, metrics, tracer
 from chatmemory.config import container
+from chatmemory.services.purge import VectorsRemoved
+from chatmemory.tasks.handler import purge_step
+from chatmemory.tasks.payloads import PurgeTask
 
-# A step that changes nothing publishes no metrics; that is expected, not worth a warning.
-warnings.filterwarnings("ignore", message="No application metrics to publish")
+
+def remove_vectors(task: PurgeTask) -> VectorsRemoved:
+    """How many index documents were removed."""
+    return container().purge.remove_vectors(task.request)
 
 
-@logger.inject_lambda_context(clear_state=True)
-@tracer.capture_lambda_handler
-@metrics.log_metrics
-def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, Any]:
-    return run_step(event, "vectors removed", container().purge.remove_vectors)
+lambda_handler = purge_step(PurgeTask, remove_vectors, done="vectors removed")

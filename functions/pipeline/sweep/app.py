@@ -11,8 +11,8 @@ from typing import Any
 
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
-from chatmemory.api.telemetry import count, logger, metrics, tracer
 from chatmemory.config import container
+from chatmemory.telemetry import count, logger, metrics, tracer
 
 
 @logger.inject_lambda_context(clear_state=True)
