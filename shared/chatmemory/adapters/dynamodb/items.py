@@ -1,4 +1,4 @@
-"""PynamoDB item classes for the single chatmemory table (see DynamoDbStore for the layout).
+"""PynamoDB item classes for the single chatmemory table (the layout: see the package).
 
 The classes here carry no table name: `bind_items` makes subclasses bound to one table,
 region and endpoint at runtime, all sharing one connection (one botocore client costs

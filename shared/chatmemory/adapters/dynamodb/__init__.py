@@ -1,0 +1,61 @@
+"""The AWS stores: one DynamoDB table, one partition per user, through PynamoDB.
+
+Item layout (pk = "U#<user_id>" for every item; sk by type):
+
+    memory        MEM#<memory_id>                   lsi1sk MEM#<created_at>#<memory_id>
+    tombstone     TOMB#<memory_id>
+    user state    USER                              (forgotten_before watermark)
+    conversation  CONV#<conversation_id>
+    message       MSG#<conversation_id>#<seq:010d>
+    profile       PROFILE#<persona>
+    settings      SETTINGS
+    event         EVT#<memory_id>#<at>#<event_id>
+    notice        NOTICE#<notice_id>                lsi1sk NOTICE#<created_at>#<notice_id>
+    run           RUN#<run_id>
+
+Every read is a GetItem, BatchGetItem or Query inside the caller's partition, strongly
+consistent (the LSI allows it), so a delete is invisible to the very next read. TTL
+deletes lazily, so reads also drop rows whose expiry passed by the injected clock.
+
+The sweep's sparse GSI (gsi1pk, gsi1sk) lists conversations awaiting extraction under
+PENDING#<shard> and unpurged tombstones under PURGE#<shard> (see `keys`).
+"""
+
+from __future__ import annotations
+
+from chatmemory.adapters.dynamodb.conversations import DynamoConversationStore
+from chatmemory.adapters.dynamodb.events import DynamoEventLog
+from chatmemory.adapters.dynamodb.items import bind_items
+from chatmemory.adapters.dynamodb.memories import DynamoMemoryStore
+from chatmemory.adapters.dynamodb.notices import DynamoNoticeStore
+from chatmemory.adapters.dynamodb.recall import DynamoRecallSource
+from chatmemory.adapters.dynamodb.runs import DynamoRunStore
+from chatmemory.adapters.dynamodb.table import Table
+from chatmemory.adapters.dynamodb.tombstones import DynamoTombstoneStore
+from chatmemory.adapters.dynamodb.unit_of_work import DynamoUnitOfWork
+from chatmemory.adapters.dynamodb.user_state import DynamoUserStateStore
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.stores import Stores
+
+__all__ = ["dynamodb_stores"]
+
+
+def dynamodb_stores(
+    *, table_name: str, region: str, clock: Clock, host: str | None = None
+) -> Stores:
+    """Every store on the table declared in template.yaml (or DynamoDB Local via `host`),
+    sharing one `Table`: one botocore client and one unit of work."""
+    table = Table(bind_items(table_name, region, host), clock)
+    memories = DynamoMemoryStore(table)
+    return Stores(
+        memories=memories,
+        visibility=memories,
+        recall=DynamoRecallSource(table),
+        tombstones=DynamoTombstoneStore(table),
+        conversations=DynamoConversationStore(table),
+        runs=DynamoRunStore(table),
+        user_state=DynamoUserStateStore(table),
+        notices=DynamoNoticeStore(table),
+        events=DynamoEventLog(table),
+        unit_of_work=DynamoUnitOfWork(table),
+    )

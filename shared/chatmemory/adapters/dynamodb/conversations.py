@@ -1,0 +1,273 @@
+"""Conversations on DynamoDB: CONV#<id> items, their MSG#<id>#<seq> messages, the sweep index."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from datetime import datetime
+
+from pynamodb.expressions.condition import Condition, Or
+from pynamodb.expressions.update import Action
+
+from chatmemory.adapters.dynamodb import keys
+from chatmemory.adapters.dynamodb.mapping import (
+    conversation_from_item,
+    conversation_item,
+    message_from_item,
+    message_item,
+)
+from chatmemory.adapters.dynamodb.table import (
+    LostRace,
+    Table,
+    Write,
+    all_of,
+    check_owner,
+    unexpired,
+)
+from chatmemory.domain import rules
+from chatmemory.domain.conversation import Conversation, Message, NewMessage, Role
+from chatmemory.domain.errors import ConcurrentChange, ConversationNotFound, InvalidField
+from chatmemory.domain.time import to_storage
+from chatmemory.ports.conversations import ConversationStore
+
+
+class DynamoConversationStore(ConversationStore):
+    """A user's conversations and messages; sequence numbers come from the conversation row."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+        self._cls = table.items.conversation
+
+    def create_conversation(self, conversation: Conversation) -> None:
+        try:
+            self._table.commit([self._insert(conversation)])
+        except LostRace as exc:
+            raise ConcurrentChange("conversation id already exists") from exc
+
+    def get_conversation(self, user_id: str, conversation_id: str) -> Conversation | None:
+        item = self._table.get(self._cls, user_id, keys.conversation_sk(conversation_id))
+        if item is None:
+            return None
+        conversation = conversation_from_item(item)
+        return None if conversation.is_expired(self._table.now()) else conversation
+
+    def list_conversations(self, user_id: str) -> list[Conversation]:
+        cls = self._cls
+        rows = cls.query(
+            keys.pk(user_id),
+            cls.sk.startswith(keys.CONVERSATION_PREFIX),
+            filter_condition=unexpired(cls.ttl, self._table.now()),
+            consistent_read=True,
+        )
+        now = self._table.now()
+        found = [conversation_from_item(row) for row in rows]
+        live = [c for c in found if not c.is_expired(now)]
+        return sorted(live, key=lambda c: (c.updated_at, c.conversation_id), reverse=True)
+
+    def append_messages(
+        self,
+        user_id: str,
+        conversation_id: str,
+        messages: Sequence[NewMessage],
+        at: datetime,
+        *,
+        create: Conversation | None = None,
+    ) -> list[Message]:
+        if create is not None:
+            check_owner(user_id, create.user_id)
+            if create.conversation_id != conversation_id:
+                raise InvalidField("conversation_id", "does not match the new conversation")
+
+        def append() -> list[Message]:
+            conversation = create or self.get_conversation(user_id, conversation_id)
+            if conversation is None:
+                raise ConversationNotFound(conversation_id)
+            stored = conversation.numbered(messages, at)
+            if not stored and create is None:
+                return []
+            writes = [self._appended(conversation, stored, at, created=create is not None)]
+            writes += [
+                Write(
+                    "put",
+                    message_item(self._table.items, m),
+                    self._table.items.message.sk.does_not_exist(),
+                )
+                for m in stored
+            ]
+            try:
+                self._table.commit(writes)
+            except LostRace as exc:
+                if create is not None:
+                    raise ConcurrentChange("conversation id already exists") from exc
+                raise
+            return stored
+
+        return self._table.optimistic(
+            append, what="a message was appended", changing="the conversation"
+        )
+
+    def list_messages(
+        self,
+        user_id: str,
+        conversation_id: str,
+        *,
+        after_seq: int = 0,
+        upto_seq: int | None = None,
+        last: int | None = None,
+    ) -> list[Message]:
+        if self.get_conversation(user_id, conversation_id) is None:
+            return []
+        if last is not None:
+            rules.int_range("last", last, 0)
+        first = max(after_seq, 0) + 1
+        final = keys.MAX_SEQ if upto_seq is None else min(upto_seq, keys.MAX_SEQ)
+        if first > final or last == 0:
+            return []
+        cls = self._table.items.message
+        rows = cls.query(
+            keys.pk(user_id),
+            cls.sk.between(
+                keys.message_sk(conversation_id, first), keys.message_sk(conversation_id, final)
+            ),
+            filter_condition=unexpired(cls.ttl, self._table.now()),
+            consistent_read=True,
+            scan_index_forward=last is None,
+            limit=last,
+        )
+        now = self._table.now()
+        found = [message_from_item(row) for row in rows]
+        return sorted((m for m in found if not m.is_expired(now)), key=lambda m: m.seq)
+
+    def update_summary(
+        self,
+        user_id: str,
+        conversation_id: str,
+        *,
+        summary: str,
+        upto_seq: int,
+        expected_upto_seq: int,
+        fold_count: int,
+        at: datetime,
+        expected_fold_count: int | None = None,
+    ) -> bool:
+        rules.text("summary", summary, rules.SUMMARY_MAX_CHARS, allow_empty=True)
+        rules.int_range("upto_seq", upto_seq, 0)
+        rules.int_range("fold_count", fold_count, 0)
+        cls = self._cls
+
+        def fold() -> bool:
+            conversation = self.get_conversation(user_id, conversation_id)
+            if conversation is None or conversation.summary_upto_seq != expected_upto_seq:
+                return False
+            if expected_fold_count is not None and conversation.fold_count != expected_fold_count:
+                return False
+            if conversation.last_seq < upto_seq:
+                return False
+            updated_at = max(conversation.updated_at, at)
+            actions = [
+                cls.summary.set(summary),
+                cls.summary_upto_seq.set(upto_seq),
+                cls.fold_count.set(fold_count),
+                cls.updated_at.set(updated_at),
+            ]
+            guard = all_of(
+                cls.summary_upto_seq == expected_upto_seq,
+                cls.fold_count == conversation.fold_count,
+                cls.last_seq >= upto_seq,
+                cls.updated_at <= updated_at,
+                Or(cls.expires_at.does_not_exist(), cls.expires_at > self._table.now()),
+            )
+            # Lost: re-read, and either another fold won (False above) or only updated_at moved.
+            self._table.commit([self._update(user_id, conversation_id, actions, guard)])
+            return True
+
+        try:
+            return self._table.optimistic(
+                fold, what="its summary was folded", changing="the conversation"
+            )
+        except ConcurrentChange:
+            return False
+
+    def advance_extraction(
+        self, user_id: str, conversation_id: str, *, upto_seq: int, expected_upto_seq: int
+    ) -> bool:
+        rules.int_range("upto_seq", upto_seq, 0)
+        cls = self._cls
+        # Caught up with the last message: leave the sweep's index in the same write. If a
+        # message arrived meanwhile, only the cursor moves and the conversation stays listed.
+        caught_up = self._applied(
+            self._update(
+                user_id,
+                conversation_id,
+                [cls.extracted_upto_seq.set(upto_seq), cls.gsi1pk.remove(), cls.gsi1sk.remove()],
+                all_of(cls.extracted_upto_seq == expected_upto_seq, cls.last_seq == upto_seq),
+            )
+        )
+        return caught_up or self._applied(
+            self._update(
+                user_id,
+                conversation_id,
+                [cls.extracted_upto_seq.set(upto_seq)],
+                all_of(cls.extracted_upto_seq == expected_upto_seq, cls.last_seq >= upto_seq),
+            )
+        )
+
+    def pending_extractions(
+        self, *, said_before: datetime, limit: int = 100
+    ) -> list[tuple[str, str]]:
+        cls = self._cls
+        before = to_storage(said_before)
+        found: list[tuple[str, str, str]] = []
+        for shard in keys.pending_shards(keys.PENDING_PREFIX):
+            for row in cls.pending.query(shard, cls.gsi1sk < before, limit=limit, page_size=limit):
+                said_at = keys.sweep_time(str(row.gsi1sk))
+                conversation_id = row.sk.removeprefix(keys.CONVERSATION_PREFIX)
+                found.append((said_at, keys.user_of(row.pk), conversation_id))
+        found.sort()
+        return [(user_id, conversation_id) for _, user_id, conversation_id in found[:limit]]
+
+    # ---- pieces of the writes ---------------------------------------------------------------
+
+    def _insert(self, conversation: Conversation) -> Write:
+        item = conversation_item(self._table.items, conversation)
+        return Write("put", item, self._cls.sk.does_not_exist())
+
+    def _update(
+        self, user_id: str, conversation_id: str, actions: Sequence[Action], condition: Condition
+    ) -> Write:
+        """An update of a conversation row that exists and meets `condition`."""
+        cls = self._cls
+        item = cls(keys.pk(user_id), keys.conversation_sk(conversation_id))
+        return Write("update", item, all_of(cls.sk.exists(), condition), tuple(actions))
+
+    def _applied(self, write: Write) -> bool:
+        try:
+            self._table.commit([write])
+        except LostRace:
+            return False
+        return True
+
+    def _appended(
+        self, conversation: Conversation, stored: Sequence[Message], at: datetime, *, created: bool
+    ) -> Write:
+        """The conversation row's write for an append: an insert when it is being created,
+        else an update guarded on the `last_seq` the append numbered from."""
+        changed = conversation.appended(stored, at)
+        if created:
+            # Created and appended to in one write: it carries the time of the append.
+            updated_at = max(conversation.updated_at, at)
+            return self._insert(dataclasses.replace(changed, updated_at=updated_at))
+        cls = self._cls
+        actions: list[Action] = [
+            cls.last_seq.set(changed.last_seq),
+            cls.updated_at.set(changed.updated_at),
+        ]
+        if any(message.role is Role.USER for message in stored):
+            actions.append(cls.last_user_message_at.set(at))
+            sweep = keys.pending_extraction_keys(changed)
+            if sweep:
+                actions += [cls.gsi1pk.set(sweep["gsi1pk"]), cls.gsi1sk.set(sweep["gsi1sk"])]
+        # The condition on last_seq makes two appends that read the same state unable to
+        # both commit; the one on updated_at keeps the row's time from moving back.
+        guard = all_of(cls.last_seq == conversation.last_seq, cls.updated_at <= changed.updated_at)
+        return self._update(conversation.user_id, conversation.conversation_id, actions, guard)

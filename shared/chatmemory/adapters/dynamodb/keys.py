@@ -1,0 +1,170 @@
+"""The table's keys: every pk/sk, the sweep index's keys and the memory listing's cursor."""
+
+from __future__ import annotations
+
+import hashlib
+from datetime import datetime
+
+from chatmemory.adapters.cursors import decode_cursor, encode_cursor
+from chatmemory.domain import rules
+from chatmemory.domain.conversation import Conversation
+from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.events import MemoryEvent
+from chatmemory.domain.memory import Memory
+from chatmemory.domain.time import from_storage, to_storage
+from chatmemory.domain.tombstone import Tombstone
+
+AFTER_IDS = "~"  # sorts after every character an id may hold ([A-Za-z0-9_.:-])
+USER_SK = "USER"
+SETTINGS_SK = "SETTINGS"
+MEMORY_PREFIX = "MEM#"
+TOMBSTONE_PREFIX = "TOMB#"
+CONVERSATION_PREFIX = "CONV#"
+PROFILE_PREFIX = "PROFILE#"
+NOTICE_PREFIX = "NOTICE#"
+RUN_PREFIX = "RUN#"
+MAX_SEQ = 9_999_999_999  # ten digits: the widest seq a message id carries
+
+PENDING_SHARDS = 8  # spreads the sweep's index over partitions
+PENDING_PREFIX = "PENDING#"
+PURGE_PREFIX = "PURGE#"
+
+
+def pk(user_id: str) -> str:
+    return f"U#{user_id}"
+
+
+def user_of(pk_value: str) -> str:
+    """The user id a pk names."""
+    return pk_value.removeprefix("U#")
+
+
+def memory_sk(memory_id: str) -> str:
+    return f"{MEMORY_PREFIX}{memory_id}"
+
+
+def memory_lsi(created_at: str, memory_id: str) -> str:
+    return f"{MEMORY_PREFIX}{created_at}#{memory_id}"
+
+
+def memory_lsi_after(created_at: str | None) -> str:
+    """The lowest LSI key of a memory created strictly after `created_at` (storage form)."""
+    return MEMORY_PREFIX if created_at is None else f"{MEMORY_PREFIX}{created_at}#{AFTER_IDS}"
+
+
+MEMORY_LSI_END = f"{MEMORY_PREFIX}{AFTER_IDS}"
+
+
+def tombstone_sk(memory_id: str) -> str:
+    return f"{TOMBSTONE_PREFIX}{memory_id}"
+
+
+def conversation_sk(conversation_id: str) -> str:
+    return f"{CONVERSATION_PREFIX}{conversation_id}"
+
+
+def message_sk(conversation_id: str, seq: int) -> str:
+    return f"MSG#{conversation_id}#{seq:010d}"
+
+
+def profile_sk(persona: str) -> str:
+    return f"{PROFILE_PREFIX}{persona}"
+
+
+def event_prefix(memory_id: str) -> str:
+    return f"EVT#{memory_id}#"
+
+
+def event_sk(event: MemoryEvent) -> str:
+    # Deterministic from the event, so re-adding it overwrites itself instead of duplicating.
+    return f"{event_prefix(event.memory_id)}{to_storage(event.at)}#{event.event_id}"
+
+
+def notice_sk(notice_id: str) -> str:
+    return f"{NOTICE_PREFIX}{notice_id}"
+
+
+def notice_lsi(created_at: datetime, notice_id: str) -> str:
+    return f"{NOTICE_PREFIX}{to_storage(created_at)}#{notice_id}"
+
+
+NOTICE_LSI_END = f"{NOTICE_PREFIX}{AFTER_IDS}"
+
+
+def run_sk(run_id: str) -> str:
+    return f"{RUN_PREFIX}{run_id}"
+
+
+# ---- the memory listing's cursor ----------------------------------------------------------
+
+
+def memory_cursor(memory: Memory) -> str:
+    """The cursor that resumes a listing after this row."""
+    position = {"c": to_storage(memory.created_at), "i": memory.memory_id}
+    return encode_cursor(memory.user_id, position)
+
+
+def cursor_key(user_id: str, cursor: str) -> str:
+    """The LSI key of the row a cursor stopped at; InvalidField("next") for anything else."""
+    position = decode_cursor(user_id, cursor)
+    created, memory_id = position.get("c"), position.get("i")
+    refused = InvalidField("next", "is not a cursor this service issued")
+    if not isinstance(created, str) or not isinstance(memory_id, str):
+        raise refused
+    try:
+        rules.opaque_id("memory_id", memory_id)
+        canonical = to_storage(from_storage(created))
+    except ValueError as exc:  # InvalidField is a ValueError too
+        raise refused from exc
+    if canonical != created:
+        raise refused
+    return memory_lsi(created, memory_id)
+
+
+# ---- the sweep's index (sparse GSI, sharded) ----------------------------------------------
+
+
+def _shard(user_id: str) -> int:
+    return int(hashlib.sha256(user_id.encode()).hexdigest(), 16) % PENDING_SHARDS
+
+
+def pending_shards(prefix: str) -> list[str]:
+    """Every shard's partition key of the sweep index under `prefix`."""
+    return [f"{prefix}{shard}" for shard in range(PENDING_SHARDS)]
+
+
+def pending_keys_at(user_id: str, conversation_id: str, said_at: datetime) -> dict[str, str]:
+    """The sweep's index keys of a conversation whose last user message came at `said_at`."""
+    return {
+        "gsi1pk": f"{PENDING_PREFIX}{_shard(user_id)}",
+        "gsi1sk": f"{to_storage(said_at)}#{user_id}#{conversation_id}",
+    }
+
+
+def pending_extraction_keys(conversation: Conversation) -> dict[str, str]:
+    """The sweep's index keys while the conversation is `awaiting_extraction`, else none."""
+    said = conversation.last_user_message_at
+    if not conversation.awaiting_extraction or said is None:
+        return {}
+    return pending_keys_at(conversation.user_id, conversation.conversation_id, said)
+
+
+def sweep_time(gsi1sk: str) -> str:
+    """When (storage form) a sweep index key's conversation or tombstone entered the index."""
+    return gsi1sk.partition("#")[0]
+
+
+def purge_pending_keys(tombstone: Tombstone) -> dict[str, str]:
+    """The sweep's index keys while a tombstone's purge has not finished."""
+    if tombstone.purged_at is not None:
+        return {}
+    return {
+        "gsi1pk": f"{PURGE_PREFIX}{_shard(tombstone.user_id)}",
+        "gsi1sk": f"{to_storage(tombstone.deleted_at)}#{tombstone.user_id}#{tombstone.memory_id}",
+    }
+
+
+def purge_pending_of(gsi1sk: str) -> tuple[str, str]:
+    """(deleted_at in storage form, user id) from a pending-purge key."""
+    _, _, rest = gsi1sk.partition("#")
+    return sweep_time(gsi1sk), rest.rpartition("#")[0]

@@ -1,0 +1,325 @@
+"""The memory rows on DynamoDB: MEM#<memory_id> items, listed through the by_created LSI."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from functools import partial
+
+from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
+
+from chatmemory.adapters.dynamodb import keys
+from chatmemory.adapters.dynamodb.events import event_items
+from chatmemory.adapters.dynamodb.items import MemoryItem
+from chatmemory.adapters.dynamodb.mapping import memory_from_item, memory_item
+from chatmemory.adapters.dynamodb.table import (
+    TRANSACTION_MAX,
+    LostRace,
+    Table,
+    Write,
+    all_of,
+    check_owner,
+    chunks,
+    unexpired,
+    unique,
+)
+from chatmemory.domain import rules
+from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFound
+from chatmemory.domain.events import MemoryEvent
+from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.time import to_storage
+from chatmemory.ports.memories import MemoryQuery, MemoryStore
+from chatmemory.ports.memory_visibility import MemoryVisibility
+from chatmemory.ports.pages import MAX_PAGE, Page
+
+
+class DynamoMemoryStore(MemoryStore, MemoryVisibility):
+    """Memory rows in the user's partition; every read strongly consistent."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+        self._cls = table.items.memory
+
+    # ---- reads ------------------------------------------------------------------------------
+
+    def get_memory(self, user_id: str, memory_id: str) -> Memory | None:
+        item = self._table.get(self._cls, user_id, keys.memory_sk(memory_id))
+        if item is None or item.hidden:
+            return None
+        return self._visible(item, self._table.forgotten_before(user_id))
+
+    def get_memories(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        wanted = unique(memory_ids)
+        found = self._visible_among(user_id, wanted)
+        return [found[memory_id] for memory_id in wanted if memory_id in found]
+
+    def list_memories(
+        self,
+        user_id: str,
+        query: MemoryQuery | None = None,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Memory]:
+        query = query or MemoryQuery()
+        rules.int_range("limit", limit, 1, MAX_PAGE)
+        # The LSI key is MEM#<created_at>#<id>: newest first is a descending query, and the
+        # time bounds (forget watermark, created_after, cursor) become its key condition.
+        upper = keys.MEMORY_LSI_END if cursor is None else keys.cursor_key(user_id, cursor)
+        floors = [self._table.forgotten_before(user_id)]
+        if query.created_after is not None:
+            floors.append(to_storage(query.created_after))
+        lower = keys.memory_lsi_after(max((f for f in floors if f is not None), default=None))
+        if lower >= upper:
+            return Page(items=[])
+        cls = self._cls
+        conditions: list[Condition] = [
+            cls.hidden.does_not_exist(),
+            unexpired(cls.ttl, self._table.now()),
+        ]
+        if query.status is not None:
+            conditions.append(cls.status == query.status.value)
+        if query.persona is not None:
+            conditions.append(cls.persona == query.persona)
+        rows = cls.by_created.query(
+            keys.pk(user_id),
+            cls.lsi1sk.between(lower, upper),
+            filter_condition=all_of(*conditions),
+            consistent_read=True,
+            scan_index_forward=False,
+            page_size=limit + 1,
+        )
+        found: list[Memory] = []
+        for row in rows:
+            if row.lsi1sk == upper:  # the cursor's own row: BETWEEN is inclusive
+                continue
+            memory = self._visible(row, None)
+            if memory is None:
+                continue
+            found.append(memory)
+            if len(found) > limit:
+                break
+        items = found[:limit]
+        next_cursor = keys.memory_cursor(items[-1]) if len(found) > limit else None
+        return Page(items=items, next_cursor=next_cursor)
+
+    def _visible(self, item: MemoryItem, forgotten: str | None) -> Memory | None:
+        """The row as a Memory if a read may return it (the port's visibility rules)."""
+        if item.hidden:
+            return None
+        memory = memory_from_item(item)
+        if memory.is_expired(self._table.now()):
+            return None
+        if forgotten is not None and to_storage(memory.created_at) <= forgotten:
+            return None
+        return memory
+
+    def _visible_among(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, Memory]:
+        """The visible rows among these (distinct) ids, by id: one consistent BatchGet."""
+        if not memory_ids:
+            return {}
+        forgotten = self._table.forgotten_before(user_id)
+        pk = keys.pk(user_id)
+        visible: dict[str, Memory] = {}
+        for item in self._cls.batch_get(
+            [(pk, keys.memory_sk(memory_id)) for memory_id in memory_ids], consistent_read=True
+        ):
+            memory = self._visible(item, forgotten)
+            if memory is not None:
+                visible[memory.memory_id] = memory
+        return visible
+
+    # ---- writes -----------------------------------------------------------------------------
+
+    def add_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> bool:
+        writes = [
+            self._no_tombstone(memory.user_id, memory.memory_id),
+            Write("put", memory_item(self._table.items, memory), self._cls.sk.does_not_exist()),
+            *self._event_writes(memory.user_id, events),
+        ]
+        try:
+            self._table.commit(writes)
+        except LostRace:
+            return False
+        return True
+
+    def put_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> None:
+        # An update, not a put: every field is replaced but `hidden` is left as it is, so
+        # rewriting a row (say, to attach its embedding) cannot undo a delete that won.
+        item = memory_item(self._table.items, memory)
+        actions: list[Action] = []
+        for name, attribute in item.get_attributes().items():
+            if name in ("pk", "sk", "hidden"):
+                continue
+            value = getattr(item, name)
+            actions.append(attribute.remove() if value is None else attribute.set(value))
+        writes = [
+            self._no_tombstone(memory.user_id, memory.memory_id),
+            Write("update", item, actions=tuple(actions)),
+            *self._event_writes(memory.user_id, events),
+        ]
+        try:
+            self._table.commit(writes)
+        except LostRace as exc:
+            raise MemoryNotFound(memory.memory_id) from exc
+
+    def supersede_memory(
+        self,
+        user_id: str,
+        old_memory_id: str,
+        new_memory: Memory,
+        events: Sequence[MemoryEvent] = (),
+    ) -> Memory:
+        check_owner(user_id, new_memory.user_id)
+        if new_memory.supersedes != old_memory_id:
+            raise InvalidField("supersedes", "the new memory must name the row it supersedes")
+        closed = self._active(user_id, old_memory_id).superseded_by(new_memory)
+        item = memory_item(self._table.items, new_memory)
+        insert = Write("put", item, self._cls.sk.does_not_exist())
+        self._status_change(user_id, old_memory_id, closed, [insert], events)
+        return closed
+
+    def close_memory(
+        self,
+        user_id: str,
+        memory_id: str,
+        at: datetime,
+        closed_by: str | None = None,
+        events: Sequence[MemoryEvent] = (),
+    ) -> Memory:
+        closed = self._active(user_id, memory_id).closed(at, closed_by)
+        self._status_change(user_id, memory_id, closed, [], events)
+        return closed
+
+    def record_use(
+        self,
+        user_id: str,
+        memory_ids: Sequence[str],
+        at: datetime,
+        events: Sequence[MemoryEvent] = (),
+    ) -> None:
+        for chunk in chunks(unique(memory_ids), TRANSACTION_MAX // 2):
+            once = partial(self._record_use_once, user_id, chunk, at, events)
+            self._table.optimistic(once, what="their use was recorded")
+
+    def hide_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        wanted = unique(memory_ids)
+        if not wanted:
+            return
+        cls, pk = self._cls, keys.pk(user_id)
+        shown = [
+            item.sk
+            for item in cls.batch_get(
+                [(pk, keys.memory_sk(memory_id)) for memory_id in wanted],
+                consistent_read=True,
+                attributes_to_get=["pk", "sk", "hidden"],
+            )
+            if not item.hidden
+        ]
+        # Guarded on the row existing, so a row the purge removed is never created again.
+        hides = [
+            Write("update", cls(pk, sk), cls.sk.exists(), (cls.hidden.set(True),)) for sk in shown
+        ]
+        self._table.commit_checked(hides, what="it was being hidden", in_order=True)
+
+    def hide_active_memory(self, user_id: str, memory_id: str) -> None:
+        cls = self._cls
+        guard = all_of(*self._visible_guard(), cls.status == Status.ACTIVE.value)
+        hide = Write("update", self._key(user_id, memory_id), guard, (cls.hidden.set(True),))
+        self._table.commit_checked([hide], what="it was being hidden")
+
+    def reinstate_memory(self, reinstated: Memory, *, superseded_by: str) -> None:
+        cls = self._cls
+        guard = all_of(
+            *self._visible_guard(),
+            cls.status == Status.SUPERSEDED.value,
+            cls.closed_by == superseded_by,
+        )
+        actions = (
+            cls.status.set(Status.ACTIVE.value),
+            cls.valid_to.remove(),
+            cls.closed_by.remove(),
+            cls.updated_at.set(reinstated.updated_at),
+        )
+        item = self._key(reinstated.user_id, reinstated.memory_id)
+        self._table.commit_checked(
+            [Write("update", item, guard, actions)], what="it was reinstated"
+        )
+
+    def purge_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        self._table.delete_all([self._key(user_id, memory_id) for memory_id in unique(memory_ids)])
+
+    # ---- pieces of the writes ---------------------------------------------------------------
+
+    def _key(self, user_id: str, memory_id: str) -> MemoryItem:
+        return self._cls(keys.pk(user_id), keys.memory_sk(memory_id))
+
+    def _visible_guard(self) -> tuple[Condition, Condition]:
+        """A write's condition that the row exists and is not hidden."""
+        return self._cls.sk.exists(), self._cls.hidden.does_not_exist()
+
+    def _no_tombstone(self, user_id: str, memory_id: str) -> Write:
+        """A transaction guard: the id was never deleted (so a purged row stays gone)."""
+        tombstone = self._table.items.tombstone
+        key = tombstone(keys.pk(user_id), keys.tombstone_sk(memory_id))
+        return Write("check", key, tombstone.sk.does_not_exist())
+
+    def _event_writes(self, user_id: str, events: Sequence[MemoryEvent]) -> list[Write]:
+        return [Write("put", item) for item in event_items(self._table, events, owner=user_id)]
+
+    def _active(self, user_id: str, memory_id: str) -> Memory:
+        old = self.get_memory(user_id, memory_id)
+        if old is None:
+            raise MemoryNotFound(memory_id)
+        if old.status is not Status.ACTIVE:
+            raise ConcurrentChange(f"memory is {old.status}, not active")
+        return old
+
+    def _status_change(
+        self,
+        user_id: str,
+        memory_id: str,
+        changed: Memory,
+        extra: Sequence[Write],
+        events: Sequence[MemoryEvent],
+    ) -> None:
+        """Write a closed/superseded row, guarded so only an active visible row changes."""
+        cls = self._cls
+        valid_to, closed_by = changed.valid_to, changed.closed_by
+        actions = (
+            cls.status.set(changed.status.value),
+            cls.updated_at.set(changed.updated_at),
+            cls.valid_to.remove() if valid_to is None else cls.valid_to.set(valid_to),
+            cls.closed_by.remove() if closed_by is None else cls.closed_by.set(closed_by),
+        )
+        guard = all_of(*self._visible_guard(), cls.status == Status.ACTIVE.value)
+        update = Write("update", self._key(user_id, memory_id), guard, actions)
+        try:
+            self._table.commit_checked(
+                [update, *extra, *self._event_writes(user_id, events)], what="it was being updated"
+            )
+        except ConcurrentChange as exc:
+            if self.get_memory(user_id, memory_id) is None:
+                raise MemoryNotFound(memory_id) from exc
+            raise
+
+    def _record_use_once(
+        self, user_id: str, memory_ids: Sequence[str], at: datetime, events: Sequence[MemoryEvent]
+    ) -> None:
+        cls = self._cls
+        visible = self._visible_among(user_id, memory_ids)
+        writes: list[Write] = []
+        for memory in visible.values():
+            actions = (
+                cls.last_used_at.set(at),
+                cls.updated_at.set(memory.recalled(at).updated_at),
+                cls.recall_count.add(1),
+            )
+            guard = all_of(*self._visible_guard())
+            writes.append(Write("update", self._key(user_id, memory.memory_id), guard, actions))
+        writes += self._event_writes(user_id, [e for e in events if e.memory_id in visible])
+        # The updates come first and always fit; only surplus events (idempotent puts)
+        # can spill past one transaction, and they are written once it has committed.
+        self._table.commit(writes[:TRANSACTION_MAX])
+        self._table.put_all([write.item for write in writes[TRANSACTION_MAX:]])
