@@ -26,7 +26,7 @@ import httpx2
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "shared"))
 
-from chatmemory.adapters.claude_model import ClaudeModel  # noqa: E402
+from chatmemory.adapters.claude import ClaudeModel  # noqa: E402
 from chatmemory.adapters.clock import ManualClock  # noqa: E402
 from chatmemory.adapters.offline_model import OfflineModel  # noqa: E402
 from chatmemory.config import Container, Settings  # noqa: E402
@@ -191,7 +191,7 @@ def main() -> None:
         container.pipeline._model = claude
         clock.advance(timedelta(minutes=11))
         container.jobs.run_due()  # type: ignore[attr-defined]  # the idle timer fires
-        memories = list(container.store.iter_memories(USER))
+        memories = list(container.stores.memories.iter_memories(USER))
     calls = [(body["tool_choice"]["name"], request_tokens(body)) for body in recorder.requests]
     transcript = sum(estimate_tokens(m) for m in SESSION)
     print("\n## Background memory work per idle session\n")

@@ -107,7 +107,7 @@ def seed(container: Container, data: Labelled, users: int) -> dict[str, str]:
         user_id = f"bench-user-{user}"
         for label, template in prepared.items():
             memory = template.with_changes(user_id=user_id, memory_id=f"mem_u{user}_{label}")
-            container.store.add_memory(memory)
+            container.stores.memories.add_memory(memory)
             if user == 0:
                 ids[label] = memory.memory_id
     return ids
@@ -136,8 +136,8 @@ def plain_cosine(container: Container, data: Labelled, user_id: str) -> Judged:
     """What a bare similarity search scores: cosine to the memory's words, no gate."""
     from chatmemory.domain import vectors  # noqa: PLC0415
 
-    digests = container.store.memory_digests(user_id)
-    blobs = container.store.memory_embeddings(user_id, [d.memory_id for d in digests])
+    digests = container.stores.recall.memory_digests(user_id)
+    blobs = container.stores.recall.memory_embeddings(user_id, [d.memory_id for d in digests])
     owners = list(blobs)
     matrix = np.stack([vectors.unpack_rows(blobs[memory_id])[0] for memory_id in owners])
     matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)

@@ -76,13 +76,11 @@ def main() -> None:
             )
             for m in memories
         ]
-        from chatmemory.adapters.dynamodb_store import DynamoDbStore  # noqa: PLC0415
+        from chatmemory.adapters.dynamodb.items import bind_items  # noqa: PLC0415
+        from chatmemory.adapters.dynamodb.mapping import memory_item  # noqa: PLC0415
 
-        dynamo = DynamoDbStore.__new__(DynamoDbStore)  # only its row mapping is used here
-        from chatmemory.adapters.dynamodb_items import bind_items  # noqa: PLC0415
-
-        dynamo._items = bind_items("sizing", "eu-west-1")
-        items = [dynamo._memory_item(row).serialize() for row in rows]
+        bound = bind_items("sizing", "eu-west-1")  # only the row mapping is used here
+        items = [memory_item(bound, row).serialize() for row in rows]
         dynamo_bytes = [dynamodb_item_bytes(item) for item in items]
         vector_bytes = [len(row.embedding or b"") for row in rows]
         text_bytes = [len(row.text.encode()) for row in rows]

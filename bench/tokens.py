@@ -27,7 +27,7 @@ from chatmemory.adapters.offline_model import OfflineModel  # noqa: E402
 from chatmemory.config import Container, Settings  # noqa: E402
 from chatmemory.domain.prompt import RenderedPrompt  # noqa: E402
 from chatmemory.domain.tokens import estimate_tokens  # noqa: E402
-from chatmemory.ports import ReplyDelta, ReplyDone, ToolRunner, ToolSpec, Usage  # noqa: E402
+from chatmemory.ports.model import ReplyDelta, ReplyDone, ToolRunner, ToolSpec, Usage  # noqa: E402
 from chatmemory.services.chat import ChatRequest, ChatResult  # noqa: E402
 from chatmemory.services.context import ContextRequest  # noqa: E402
 
@@ -106,7 +106,7 @@ def main() -> None:
             history_tokens += estimate_tokens(message) + estimate_tokens(result.reply)
             container.jobs.run_pending()  # type: ignore[attr-defined]  # folds, off the request path
             clock.advance(timedelta(minutes=2))
-        state = container.store.get_conversation(USER, conversation_id or "")
+        state = container.stores.conversations.get_conversation(USER, conversation_id or "")
     print("\n## Prompt tokens over a 100-turn conversation\n")
     print(
         "| turn | prompt tokens | full history instead | cache-stable share | verbatim messages |"

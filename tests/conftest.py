@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from chatmemory.adapters.clock import ManualClock
-from chatmemory.ports import Store
-from tests.support.stores import STORE_KINDS, open_store
+from chatmemory.ports.stores import Stores
+from tests.support.stores import STORE_KINDS, open_stores
 
 START = datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC)
 
@@ -38,11 +38,11 @@ def aws_env(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
 
 
 @pytest.fixture(params=STORE_KINDS)
-def store(
+def stores(
     request: pytest.FixtureRequest, clock: ManualClock, tmp_path: Path, aws_env: None
-) -> Iterator[Store]:
-    """Each test that asks for a store runs once on SQLite and once on DynamoDB (moto)."""
-    with open_store(request.param, clock, tmp_path) as opened:
+) -> Iterator[Stores]:
+    """Each test that asks for the stores runs once on SQLite and once on DynamoDB (moto)."""
+    with open_stores(request.param, clock, tmp_path) as opened:
         yield opened
 
 

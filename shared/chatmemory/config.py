@@ -8,25 +8,22 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
+
+from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
+from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from chatmemory.adapters.clock import SystemClock
-from chatmemory.domain.errors import InvalidField
-from chatmemory.ports import (
-    Clock,
-    Embedder,
-    Jobs,
-    Model,
-    PipelineStarter,
-    PurgeStarter,
-    Store,
-    VectorIndex,
-)
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.embedder import Embedder
+from chatmemory.ports.jobs import Jobs, JobsRunHere, PipelineStarter, PurgeStarter
+from chatmemory.ports.model import Model
+from chatmemory.ports.stores import Stores
+from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.chat import ChatService
 from chatmemory.services.context import ContextService
 from chatmemory.services.folding import Folder
@@ -51,16 +48,14 @@ SQLITE_FILE = "chatmemory.sqlite3"
 log = logging.getLogger(__name__)
 
 
-def default_state_dir(environ: Mapping[str, str]) -> Path:
+def default_state_dir(xdg_state_home: str | None) -> Path:
     """`$XDG_STATE_HOME/chatmemory`, else `~/.local/state/chatmemory`."""
-    base = environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "chatmemory"
+    return Path(xdg_state_home or Path.home() / ".local" / "state") / "chatmemory"
 
 
-def default_model_cache(environ: Mapping[str, str]) -> Path:
+def default_model_cache(xdg_cache_home: str | None) -> Path:
     """`$XDG_CACHE_HOME/chatmemory/models`: derived model files, safe to delete."""
-    base = environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "chatmemory" / "models"
+    return Path(xdg_cache_home or Path.home() / ".cache") / "chatmemory" / "models"
 
 
 def _package_project_root() -> Path:
@@ -91,23 +86,116 @@ def quiet_local_runtime() -> None:
     os.environ.setdefault("POWERTOOLS_LOG_LEVEL", "WARNING")
 
 
-def _stream_port(env: Mapping[str, str]) -> int:
-    """The streaming server's port: the Lambda Web Adapter reads AWS_LWA_PORT, then PORT."""
-    raw = env.get("AWS_LWA_PORT") or env.get("PORT") or "8080"
+class ConfigurationError(Exception):
+    """The environment asks for something this service cannot run with: the operator's to
+    fix, never the caller's. It names each setting and why, never the value it holds."""
+
+    def __init__(self, problems: dict[str, str]) -> None:
+        self.problems = problems  # setting → what is wrong with it
+        super().__init__("; ".join(f"{name} {reason}" for name, reason in problems.items()))
+
+
+def _empty_is_unset(value: object) -> object:
+    return value or None
+
+
+def _expand_user(path: Path | None) -> Path | None:
+    return path.expanduser() if path else None
+
+
+def _comma_separated(value: object) -> object:
+    if isinstance(value, str):
+        return tuple(item.strip() for item in value.split(",") if item.strip())
+    return value
+
+
+# For these, a variable set to "" counts as unset (as `X= command` means in a shell).
+OptionalText = Annotated[str | None, BeforeValidator(_empty_is_unset)]
+OptionalNumber = Annotated[float | None, BeforeValidator(_empty_is_unset)]
+OptionalPath = Annotated[
+    Path | None, BeforeValidator(_empty_is_unset), AfterValidator(_expand_user)
+]
+# "a, b" is ("a", "b"): a comma-separated list, not JSON.
+CommaList = Annotated[tuple[str, ...], NoDecode, BeforeValidator(_comma_separated)]
+
+
+class _Environment(BaseSettings):
+    """Every variable this service reads, typed and checked once. The names are the ones
+    template.yaml and the README set; case matters, as it does to `os.environ`."""
+
+    model_config = SettingsConfigDict(case_sensitive=True)
+
+    CHATMEMORY_STORE: StoreKind = "sqlite"
+    CHATMEMORY_STATE_DIR: OptionalPath = None
+    XDG_STATE_HOME: str | None = None
+    CHATMEMORY_TABLE_NAME: str | None = None
+    AWS_REGION: str | None = None
+    AWS_DEFAULT_REGION: str | None = None
+    CHATMEMORY_DYNAMODB_ENDPOINT: str | None = None
+    CHATMEMORY_LOCAL_SECRET: str | None = Field(default=None, repr=False)
+    CHATMEMORY_PROJECT_ROOT: OptionalPath = None
+    CHATMEMORY_EMBEDDER: EmbedderKind = "auto"
+    CHATMEMORY_TITAN_DIMENSIONS: int = 1024
+    CHATMEMORY_INDEX: IndexKind = "exact"
+    CHATMEMORY_OPENSEARCH_ENDPOINT: str | None = None
+    CHATMEMORY_OPENSEARCH_INDEX: str = "memories"
+    CHATMEMORY_RECALL_THRESHOLD: OptionalNumber = None
+    CHATMEMORY_MODEL_CACHE: OptionalPath = None
+    XDG_CACHE_HOME: str | None = None
+    CHATMEMORY_MODEL: ModelKind = "auto"
+    ANTHROPIC_API_KEY: OptionalText = Field(default=None, repr=False)
+    CHATMEMORY_ANTHROPIC_SECRET_NAME: OptionalText = None
+    CHATMEMORY_CHAT_MODEL: OptionalText = None
+    CHATMEMORY_FAST_MODEL: OptionalText = None
+    CHATMEMORY_JOBS: JobsKind = "local"
+    CHATMEMORY_FOLD_QUEUE_URL: OptionalText = None
+    CHATMEMORY_IDLE_QUEUE_URL: OptionalText = None
+    CHATMEMORY_IDLE_SECONDS: int = 600
+    CHATMEMORY_PIPELINE: PipelineKind = "local"
+    CHATMEMORY_WRITE_PIPELINE_ARN: OptionalText = None
+    CHATMEMORY_PURGE: PipelineKind = "local"
+    CHATMEMORY_PURGE_PIPELINE_ARN: OptionalText = None
+    CHATMEMORY_JWT_ISSUER: OptionalText = None
+    CHATMEMORY_JWT_AUDIENCE: CommaList = ()
+    # The streaming server's port: the Lambda Web Adapter reads AWS_LWA_PORT, then PORT.
+    AWS_LWA_PORT: str | None = None
+    PORT: str | None = None
+
+
+_REASONS = {"int_parsing": "must be an integer", "float_parsing": "must be a number"}
+
+
+def _refusal(error: ValidationError) -> ConfigurationError:
+    """Each setting pydantic refused, in our words; the values set are never quoted."""
+    problems: dict[str, str] = {}
+    for refused in error.errors(include_url=False, include_input=False):
+        name = str(refused["loc"][0])
+        if refused["type"] == "literal_error":  # "'sqlite' or 'dynamodb'"
+            problems[name] = "must be " + str(refused["ctx"]["expected"]).replace("'", "")
+        else:
+            problems[name] = _REASONS.get(refused["type"], "is invalid")
+    return ConfigurationError(problems)
+
+
+def _stream_port(raw: str) -> int:
     if not raw.isdigit() or not 0 < int(raw) < 65536:
-        raise InvalidField("PORT", "must be a TCP port number")
+        raise ConfigurationError({"PORT": "must be a TCP port number"})
     return int(raw)
 
 
 @dataclass(frozen=True, slots=True)
 class Settings:
-    """Typed configuration, read once."""
+    """Typed configuration, read once (`from_env`); tests and tools build one directly."""
 
     store: StoreKind = "sqlite"
-    state_dir: Path = field(default_factory=lambda: default_state_dir(os.environ))
+    state_dir: Path = field(
+        default_factory=lambda: default_state_dir(os.environ.get("XDG_STATE_HOME"))
+    )
     # Where the CLI looks when no folder is named: a server records itself there, so
     # `token` and `flush` meet the server they are meant for (local/running.py).
-    well_known_state_dir: Path = field(default_factory=lambda: default_state_dir(os.environ))
+    well_known_state_dir: Path = field(
+        default_factory=lambda: default_state_dir(os.environ.get("XDG_STATE_HOME"))
+    )
     state_dir_chosen: bool = False  # CHATMEMORY_STATE_DIR named one
     table_name: str | None = None
     region: str | None = None
@@ -120,7 +208,9 @@ class Settings:
     opensearch_endpoint: str | None = None
     opensearch_index: str = "memories"
     recall_threshold: float | None = None
-    model_cache: Path = field(default_factory=lambda: default_model_cache(os.environ))
+    model_cache: Path = field(
+        default_factory=lambda: default_model_cache(os.environ.get("XDG_CACHE_HOME"))
+    )
     model: ModelKind = "auto"
     anthropic_api_key: str | None = field(default=None, repr=False)
     anthropic_secret_name: str | None = None
@@ -139,83 +229,55 @@ class Settings:
     stream_port: int = 8080
 
     @classmethod
-    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        env = os.environ if environ is None else environ
-        store = env.get("CHATMEMORY_STORE", "sqlite")
-        if store not in ("sqlite", "dynamodb"):
-            raise InvalidField("CHATMEMORY_STORE", "must be sqlite or dynamodb")
-        state_dir = env.get("CHATMEMORY_STATE_DIR")
-        embedder = env.get("CHATMEMORY_EMBEDDER", "auto")
-        if embedder not in ("auto", "minilm", "hashing", "titan"):
-            raise InvalidField("CHATMEMORY_EMBEDDER", "must be auto, minilm, hashing or titan")
-        index = env.get("CHATMEMORY_INDEX", "exact")
-        if index not in ("exact", "opensearch"):
-            raise InvalidField("CHATMEMORY_INDEX", "must be exact or opensearch")
-        threshold = env.get("CHATMEMORY_RECALL_THRESHOLD")
-        model = env.get("CHATMEMORY_MODEL", "auto")
-        if model not in ("auto", "offline", "claude", "bedrock"):
-            raise InvalidField("CHATMEMORY_MODEL", "must be auto, offline, claude or bedrock")
-        jobs = env.get("CHATMEMORY_JOBS", "local")
-        if jobs not in ("local", "sqs"):
-            raise InvalidField("CHATMEMORY_JOBS", "must be local or sqs")
-        pipeline = env.get("CHATMEMORY_PIPELINE", "local")
-        if pipeline not in ("local", "stepfunctions"):
-            raise InvalidField("CHATMEMORY_PIPELINE", "must be local or stepfunctions")
-        purge = env.get("CHATMEMORY_PURGE", "local")
-        if purge not in ("local", "stepfunctions"):
-            raise InvalidField("CHATMEMORY_PURGE", "must be local or stepfunctions")
+    def from_env(cls) -> Settings:
+        """The settings the process environment names; ConfigurationError naming every
+        setting that is invalid."""
+        try:
+            env = _Environment()
+        except ValidationError as exc:
+            raise _refusal(exc) from None  # the chained error would quote the values
         settings = cls(
-            model=model,  # type: ignore[arg-type]  # checked just above
-            anthropic_api_key=env.get("ANTHROPIC_API_KEY") or None,
-            anthropic_secret_name=env.get("CHATMEMORY_ANTHROPIC_SECRET_NAME") or None,
-            chat_model=env.get("CHATMEMORY_CHAT_MODEL") or None,
-            fast_model=env.get("CHATMEMORY_FAST_MODEL") or None,
-            jobs=jobs,  # type: ignore[arg-type]
-            fold_queue_url=env.get("CHATMEMORY_FOLD_QUEUE_URL") or None,
-            idle_queue_url=env.get("CHATMEMORY_IDLE_QUEUE_URL") or None,
-            idle_seconds=int(env.get("CHATMEMORY_IDLE_SECONDS", "600")),
-            pipeline=pipeline,  # type: ignore[arg-type]  # checked just above
-            write_pipeline_arn=env.get("CHATMEMORY_WRITE_PIPELINE_ARN") or None,
-            purge=purge,  # type: ignore[arg-type]  # checked just above
-            purge_pipeline_arn=env.get("CHATMEMORY_PURGE_PIPELINE_ARN") or None,
-            jwt_issuer=env.get("CHATMEMORY_JWT_ISSUER") or None,
-            jwt_audiences=tuple(
-                audience.strip()
-                for audience in env.get("CHATMEMORY_JWT_AUDIENCE", "").split(",")
-                if audience.strip()
-            ),
-            stream_port=_stream_port(env),
-            embedder=embedder,  # type: ignore[arg-type]  # checked just above
-            titan_dimensions=int(env.get("CHATMEMORY_TITAN_DIMENSIONS", "1024")),
-            index=index,  # type: ignore[arg-type]
-            opensearch_endpoint=env.get("CHATMEMORY_OPENSEARCH_ENDPOINT"),
-            opensearch_index=env.get("CHATMEMORY_OPENSEARCH_INDEX", "memories"),
-            recall_threshold=float(threshold) if threshold else None,
-            model_cache=Path(env["CHATMEMORY_MODEL_CACHE"]).expanduser()
-            if env.get("CHATMEMORY_MODEL_CACHE")
-            else default_model_cache(env),
-            store=store,  # type: ignore[arg-type]  # checked just above
-            state_dir=Path(state_dir).expanduser() if state_dir else default_state_dir(env),
-            well_known_state_dir=default_state_dir(env),
-            state_dir_chosen=bool(state_dir),
-            table_name=env.get("CHATMEMORY_TABLE_NAME"),
-            region=env.get("AWS_REGION") or env.get("AWS_DEFAULT_REGION"),
-            dynamodb_endpoint=env.get("CHATMEMORY_DYNAMODB_ENDPOINT"),
-            local_token_secret=env.get("CHATMEMORY_LOCAL_SECRET"),
-            project_root=Path(env["CHATMEMORY_PROJECT_ROOT"]).expanduser()
-            if env.get("CHATMEMORY_PROJECT_ROOT")
-            else _package_project_root(),
+            store=env.CHATMEMORY_STORE,
+            state_dir=env.CHATMEMORY_STATE_DIR or default_state_dir(env.XDG_STATE_HOME),
+            well_known_state_dir=default_state_dir(env.XDG_STATE_HOME),
+            state_dir_chosen=env.CHATMEMORY_STATE_DIR is not None,
+            table_name=env.CHATMEMORY_TABLE_NAME,
+            region=env.AWS_REGION or env.AWS_DEFAULT_REGION,
+            dynamodb_endpoint=env.CHATMEMORY_DYNAMODB_ENDPOINT,
+            local_token_secret=env.CHATMEMORY_LOCAL_SECRET,
+            project_root=env.CHATMEMORY_PROJECT_ROOT or _package_project_root(),
+            embedder=env.CHATMEMORY_EMBEDDER,
+            titan_dimensions=env.CHATMEMORY_TITAN_DIMENSIONS,
+            index=env.CHATMEMORY_INDEX,
+            opensearch_endpoint=env.CHATMEMORY_OPENSEARCH_ENDPOINT,
+            opensearch_index=env.CHATMEMORY_OPENSEARCH_INDEX,
+            recall_threshold=env.CHATMEMORY_RECALL_THRESHOLD,
+            model_cache=env.CHATMEMORY_MODEL_CACHE or default_model_cache(env.XDG_CACHE_HOME),
+            model=env.CHATMEMORY_MODEL,
+            anthropic_api_key=env.ANTHROPIC_API_KEY,
+            anthropic_secret_name=env.CHATMEMORY_ANTHROPIC_SECRET_NAME,
+            chat_model=env.CHATMEMORY_CHAT_MODEL,
+            fast_model=env.CHATMEMORY_FAST_MODEL,
+            jobs=env.CHATMEMORY_JOBS,
+            fold_queue_url=env.CHATMEMORY_FOLD_QUEUE_URL,
+            idle_queue_url=env.CHATMEMORY_IDLE_QUEUE_URL,
+            idle_seconds=env.CHATMEMORY_IDLE_SECONDS,
+            pipeline=env.CHATMEMORY_PIPELINE,
+            write_pipeline_arn=env.CHATMEMORY_WRITE_PIPELINE_ARN,
+            purge=env.CHATMEMORY_PURGE,
+            purge_pipeline_arn=env.CHATMEMORY_PURGE_PIPELINE_ARN,
+            jwt_issuer=env.CHATMEMORY_JWT_ISSUER,
+            jwt_audiences=env.CHATMEMORY_JWT_AUDIENCE,
+            stream_port=_stream_port(env.AWS_LWA_PORT or env.PORT or "8080"),
         )
         if settings.index == "opensearch" and not (
             settings.opensearch_endpoint and settings.region
         ):
-            raise InvalidField(
-                "CHATMEMORY_OPENSEARCH_ENDPOINT",
-                "the opensearch index needs an endpoint and AWS_REGION",
-            )
+            needs = "the opensearch index needs an endpoint and AWS_REGION"
+            raise ConfigurationError({"CHATMEMORY_OPENSEARCH_ENDPOINT": needs})
         if settings.store == "dynamodb" and not (settings.table_name and settings.region):
-            raise InvalidField(
-                "CHATMEMORY_TABLE_NAME", "the dynamodb store needs a table name and AWS_REGION"
+            raise ConfigurationError(
+                {"CHATMEMORY_TABLE_NAME": "the dynamodb store needs a table name and AWS_REGION"}
             )
         return settings
 
@@ -234,20 +296,20 @@ class Container:
         self._embedder: Embedder | None = None
 
     @cached_property
-    def store(self) -> Store:
+    def stores(self) -> Stores:
         if self.settings.store == "dynamodb":
-            from chatmemory.adapters.dynamodb_store import DynamoDbStore  # noqa: PLC0415
+            from chatmemory.adapters.dynamodb import dynamodb_stores  # noqa: PLC0415
 
             assert self.settings.table_name and self.settings.region  # checked in from_env
-            return DynamoDbStore(
+            return dynamodb_stores(
                 table_name=self.settings.table_name,
                 region=self.settings.region,
                 clock=self.clock,
                 host=self.settings.dynamodb_endpoint,
             )
-        from chatmemory.adapters.sqlite_store import SqliteStore  # noqa: PLC0415
+        from chatmemory.adapters.sqlite import open_sqlite  # noqa: PLC0415
 
-        return SqliteStore(self.settings.sqlite_path, clock=self.clock)
+        return open_sqlite(self.settings.sqlite_path, clock=self.clock)
 
     @property
     def embedder(self) -> Embedder:
@@ -261,7 +323,7 @@ class Container:
         """Build everything a first request would, now: the store, the embedding model (and
         its ONNX export, once per cache folder) with a first forward pass, the recall gate's
         examples and the chat model. The local server reports ready only after this."""
-        _ = self.store
+        _ = self.stores
         self.embedder.embed(["warming up"])
         self.relevance.warm_up()
         _ = (self.context, self.memories, self.chat, self.notices, self.memory_settings)
@@ -311,7 +373,7 @@ class Container:
             return index
         from chatmemory.adapters.exact_index import ExactIndex  # noqa: PLC0415
 
-        return ExactIndex(self.store)
+        return ExactIndex(self.stores.recall)
 
     @cached_property
     def indexer(self) -> MemoryIndexer:
@@ -326,15 +388,15 @@ class Container:
 
     @cached_property
     def retriever(self) -> Retriever:
-        return Retriever(self.store, self.embedder, self.index, self.clock, self.relevance)
+        return Retriever(self.stores, self.embedder, self.index, self.clock, self.relevance)
 
     @cached_property
     def context(self) -> ContextService:
-        return ContextService(self.store, self.clock, self.retriever)
+        return ContextService(self.stores, self.clock, self.retriever)
 
     @cached_property
     def memories(self) -> MemoryService:
-        return MemoryService(self.store, self.clock, self.indexer, self.purge_starter)
+        return MemoryService(self.stores, self.clock, self.indexer, self.purge_starter)
 
     @cached_property
     def model(self) -> Model:
@@ -346,7 +408,7 @@ class Container:
             from chatmemory.adapters.offline_model import OfflineModel  # noqa: PLC0415
 
             return OfflineModel()
-        from chatmemory.adapters import claude_model  # noqa: PLC0415
+        from chatmemory.adapters import claude  # noqa: PLC0415
 
         # The SDK logs whole request bodies at DEBUG: prompts never go to logs.
         logging.getLogger("anthropic").setLevel(max(logging.INFO, logging.getLogger().level))
@@ -354,21 +416,21 @@ class Container:
         if kind == "bedrock":
             assert self.settings.region, "AWS_REGION is required for Bedrock"
             # Current Claude models on Bedrock speak the Messages API ("mantle" client).
-            client: Any = claude_model.bedrock_mantle_client(self.settings.region)
-            chat = self.settings.chat_model or claude_model.DEFAULT_BEDROCK_CHAT_MODEL
-            fast = self.settings.fast_model or claude_model.DEFAULT_BEDROCK_FAST_MODEL
+            client: Any = claude.bedrock_mantle_client(self.settings.region)
+            chat = self.settings.chat_model or claude.DEFAULT_BEDROCK_CHAT_MODEL
+            fast = self.settings.fast_model or claude.DEFAULT_BEDROCK_FAST_MODEL
         else:
-            client = claude_model.anthropic_client(self._anthropic_key())
-            chat = self.settings.chat_model or claude_model.DEFAULT_CHAT_MODEL
-            fast = self.settings.fast_model or claude_model.DEFAULT_FAST_MODEL
-        return claude_model.ClaudeModel(client=client, chat_model=chat, fast_model=fast)
+            client = claude.anthropic_client(self._anthropic_key())
+            chat = self.settings.chat_model or claude.DEFAULT_CHAT_MODEL
+            fast = self.settings.fast_model or claude.DEFAULT_FAST_MODEL
+        return claude.ClaudeModel(client=client, chat_model=chat, fast_model=fast)
 
     def _anthropic_key(self) -> str:
         """The key from the environment locally; on AWS from Secrets Manager (cached)."""
         if self.settings.anthropic_api_key:
             return self.settings.anthropic_api_key
         if not self.settings.anthropic_secret_name:
-            raise InvalidField("ANTHROPIC_API_KEY", "is required for the claude model")
+            raise ConfigurationError({"ANTHROPIC_API_KEY": "is required for the claude model"})
         from aws_lambda_powertools.utilities import parameters  # noqa: PLC0415
 
         secret = parameters.get_secret(self.settings.anthropic_secret_name, max_age=3600)
@@ -408,10 +470,35 @@ class Container:
         jobs.bind(run)
         return jobs
 
+    @property
+    def jobs_run_here(self) -> JobsRunHere | None:
+        """The jobs, when this process must run them itself (the local queue: a worker
+        thread for `serve`, one pass for `flush`); None when a queue runs them elsewhere."""
+        from chatmemory.adapters.local_jobs import QueuedJobs  # noqa: PLC0415
+
+        jobs = self.jobs
+        return jobs if isinstance(jobs, QueuedJobs) else None
+
+    @staticmethod
+    def read_fold_job(body: str) -> tuple[str, str]:
+        """(user_id, conversation_id) a fold-queue message names; ValueError if it is no job.
+        The queue's adapter wrote the message, so it reads it: handlers never import one."""
+        from chatmemory.adapters.sqs_jobs import parse_job  # noqa: PLC0415
+
+        _, user_id, conversation_id = parse_job(body)
+        return user_id, conversation_id
+
+    @staticmethod
+    def read_idle_check(body: str) -> tuple[str, str]:
+        """(user_id, conversation_id) an idle-queue message names; ValueError if it is none."""
+        from chatmemory.adapters.sqs_jobs import parse_idle_check  # noqa: PLC0415
+
+        return parse_idle_check(body)
+
     @cached_property
     def pipeline(self) -> WritePipeline:
         return WritePipeline(
-            self.store,
+            self.stores,
             self.clock,
             model=lambda: self.model,
             memories=lambda: self.memories,
@@ -438,7 +525,7 @@ class Container:
     @cached_property
     def purge(self) -> PurgePipeline:
         return PurgePipeline(
-            self.store, self.clock, index=lambda: self.index, folder=lambda: self.folder
+            self.stores, self.clock, index=lambda: self.index, folder=lambda: self.folder
         )
 
     @cached_property
@@ -464,12 +551,12 @@ class Container:
 
     @cached_property
     def purge_sweep(self) -> PurgeSweep:
-        return PurgeSweep(self.store, self.clock, self.purge_starter)
+        return PurgeSweep(self.stores, self.clock, self.purge_starter)
 
     @cached_property
     def idle(self) -> IdleTrigger:
         return IdleTrigger(
-            self.store,
+            self.stores,
             self.clock,
             self.pipeline_starter,
             idle_after=timedelta(seconds=self.settings.idle_seconds),
@@ -477,12 +564,12 @@ class Container:
 
     @cached_property
     def folder(self) -> Folder:
-        return Folder(self.store, self.clock, self.model)
+        return Folder(self.stores, self.clock, self.model)
 
     @cached_property
     def chat(self) -> ChatService:
         return ChatService(
-            self.store,
+            self.stores,
             self.clock,
             context=self.context,
             model=self.model,
@@ -493,11 +580,11 @@ class Container:
 
     @cached_property
     def memory_settings(self) -> SettingsService:
-        return SettingsService(self.store, self.clock)
+        return SettingsService(self.stores, self.clock)
 
     @cached_property
     def notices(self) -> NoticeService:
-        return NoticeService(self.store, self.clock, self.memories)
+        return NoticeService(self.stores, self.clock, self.memories)
 
 
 _current: Container | None = None

@@ -16,7 +16,7 @@ from chatmemory.adapters.hashing_embedder import HashingEmbedder
 from chatmemory.adapters.minilm_embedder import MiniLMEmbedder, minilm_available
 from chatmemory.adapters.titan_embedder import TitanEmbedder
 from chatmemory.domain.errors import InvalidField
-from chatmemory.ports import Embedder
+from chatmemory.ports.embedder import Embedder
 
 needs_minilm = pytest.mark.skipif(not minilm_available(), reason="the local model is not installed")
 

@@ -18,12 +18,15 @@ import pytest
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.opensearch_index import OpenSearchIndex
-from chatmemory.adapters.sqlite_store import SqliteStore
+from chatmemory.adapters.sqlite import Database, sqlite_stores
 from chatmemory.domain import vectors
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.memory import Memory
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.ports import Store, VectorIndex, Vectors
+from chatmemory.ports.embedder import Vectors
+from chatmemory.ports.stores import Stores
+from chatmemory.ports.vector_index import VectorIndex
+from chatmemory.services.deletions import Deletions
 from tests.support import builders
 from tests.support.opensearch_fake import FakeCollection
 
@@ -33,7 +36,7 @@ DIMS = 4
 
 @dataclass
 class Indexed:
-    store: Store
+    stores: Stores
     index: VectorIndex
     clock: ManualClock
 
@@ -41,12 +44,12 @@ class Indexed:
         memory = builders.memory(
             user, text, self.clock.now(), embedding=vectors.pack_rows(rows), **fields
         )  # type: ignore[arg-type]
-        self.store.add_memory(memory)
+        self.stores.memories.add_memory(memory)
         self.index.upsert(memory)
         return memory
 
     def forget(self, memory: Memory) -> None:
-        self.store.tombstone_memories(
+        Deletions(self.stores).tombstone_memories(
             memory.user_id,
             [
                 Tombstone(
@@ -67,10 +70,11 @@ def unit(*values: float) -> Vectors:
 def indexed(
     request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
 ) -> Iterator[Indexed]:
-    store = SqliteStore(tmp_path / "s.sqlite3", clock=clock)
+    database = Database(tmp_path / "s.sqlite3", clock=clock)
+    stores = sqlite_stores(database)
     index: VectorIndex
     if request.param == "exact":
-        index = ExactIndex(store)
+        index = ExactIndex(stores.recall)
     else:
         opensearch = OpenSearchIndex(
             client=FakeCollection(refresh_on_write=True).client(),
@@ -80,8 +84,8 @@ def indexed(
         )
         opensearch.ensure_index()
         index = opensearch
-    yield Indexed(store, index, clock)
-    store.close()
+    yield Indexed(stores, index, clock)
+    database.close()
 
 
 def ids(hits: list) -> list[str]:  # type: ignore[type-arg]

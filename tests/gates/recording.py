@@ -31,6 +31,7 @@ store method has to be placed in one of these kinds before the gates pass.
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import threading
 from collections.abc import Callable, Iterable
@@ -38,7 +39,17 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from chatmemory.ports import Store, VectorIndex
+from chatmemory.ports.conversations import ConversationStore
+from chatmemory.ports.deletions import TombstoneStore
+from chatmemory.ports.events import EventLog
+from chatmemory.ports.memories import MemoryStore
+from chatmemory.ports.memory_visibility import MemoryVisibility
+from chatmemory.ports.notices import NoticeStore
+from chatmemory.ports.recall_source import RecallSource
+from chatmemory.ports.runs import RunStore
+from chatmemory.ports.stores import Stores
+from chatmemory.ports.user_state import UserStateStore
+from chatmemory.ports.vector_index import VectorIndex
 
 
 class Access(StrEnum):
@@ -73,9 +84,11 @@ STORE_ACCESS: dict[str, Access] = {
     "supersede_memory": Access.MEMORY_WRITE,
     "close_memory": Access.MEMORY_WRITE,
     "record_use": Access.MEMORY_WRITE,
-    "tombstone_memories": Access.MEMORY_WRITE,
-    "forget_everything": Access.MEMORY_WRITE,
-    "revert_supersede": Access.MEMORY_WRITE,
+    "hide_memories": Access.MEMORY_WRITE,
+    "hide_active_memory": Access.MEMORY_WRITE,
+    "reinstate_memory": Access.MEMORY_WRITE,
+    "add_tombstones": Access.MEMORY_WRITE,
+    "raise_forget_watermark": Access.MEMORY_WRITE,  # "forget everything"
     "put_tombstone": Access.MEMORY_WRITE,
     "purge_memories": Access.MEMORY_WRITE,
     "put_extraction_run": Access.MEMORY_WRITE,
@@ -230,8 +243,40 @@ def _recording(port: type, target: str, table: dict[str, Access]) -> Any:
     return type(f"Recording{port.__name__}", (port,), namespace)
 
 
-#: a Store that notes every call (see the module docstring for how each counts)
-RecordingStore: Callable[[Store, Recorder], Store] = _recording(Store, "store", STORE_ACCESS)
+#: every store port, each behind a proxy that notes its calls (the unit of work holds no
+#: data: the writes made inside it are noted by the stores that make them)
+_STORE_PORTS: dict[str, type] = {
+    "memories": MemoryStore,
+    "visibility": MemoryVisibility,
+    "recall": RecallSource,
+    "tombstones": TombstoneStore,
+    "conversations": ConversationStore,
+    "runs": RunStore,
+    "user_state": UserStateStore,
+    "notices": NoticeStore,
+    "events": EventLog,
+}
+_RECORDING_PORTS = {
+    field: _recording(port, "store", STORE_ACCESS) for field, port in _STORE_PORTS.items()
+}
+
+
+def store_ports() -> list[type]:
+    """The store ports a backend's `Stores` bundles, in the bundle's field order."""
+    return list(_STORE_PORTS.values())
+
+
+def recording_stores(stores: Stores, recorder: Recorder) -> Stores:
+    """`stores` with every store behind a recording proxy (see the module docstring)."""
+    return dataclasses.replace(
+        stores,
+        **{
+            field: proxy(getattr(stores, field), recorder)
+            for field, proxy in _RECORDING_PORTS.items()
+        },
+    )
+
+
 #: a VectorIndex that notes every call
 RecordingIndex: Callable[[VectorIndex, Recorder], VectorIndex] = _recording(
     VectorIndex, "index", INDEX_ACCESS

@@ -26,8 +26,10 @@ from urllib.request import Request, urlopen
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.local_jobs import QueuedJobs
 from chatmemory.config import Container, Settings
-from chatmemory.ports import Embedder, Store, VectorIndex
-from tests.gates.recording import Recorder, RecordingIndex, RecordingStore
+from chatmemory.ports.embedder import Embedder
+from chatmemory.ports.stores import Stores
+from chatmemory.ports.vector_index import VectorIndex
+from tests.gates.recording import Recorder, RecordingIndex, recording_stores
 
 ROOT = Path(__file__).resolve().parents[2]
 #: the pause between two chat turns of one user (the clock moves; nothing sleeps)
@@ -50,8 +52,13 @@ class RecordedContainer(Container):
         return self._chosen_embedder
 
     @cached_property
-    def store(self) -> Store:
-        return RecordingStore(Container.store.func(self), self.recorder)  # type: ignore[attr-defined]
+    def unrecorded_stores(self) -> Stores:
+        built: Stores = Container.stores.func(self)  # type: ignore[attr-defined]
+        return built
+
+    @cached_property
+    def stores(self) -> Stores:
+        return recording_stores(self.unrecorded_stores, self.recorder)
 
     @cached_property
     def index(self) -> VectorIndex:
@@ -205,10 +212,9 @@ class GateWorld:
         return self.container.recorder
 
     @property
-    def store(self) -> Store:
-        """The store itself, for looking at state without being recorded."""
-        inner: Store = self.container.store.inner  # type: ignore[attr-defined]
-        return inner
+    def stores(self) -> Stores:
+        """The stores themselves, for looking at state without being recorded."""
+        return self.container.unrecorded_stores
 
     @property
     def embedder(self) -> str:

@@ -68,19 +68,19 @@ def test_a_deleted_fact_never_comes_back(
         assert dana.account.call("DELETE", f"/v1/memories/{memory_id}").status == 204
     user_id = dana.account.user_id
     deleted = len(dana.memory_ids)
-    assert len(world.store.list_tombstones(user_id, unpurged_only=True)) == deleted
+    assert len(world.stores.tombstones.list_tombstones(user_id, unpurged_only=True)) == deleted
 
     # Then from the very next request on, no probe finds any of them anywhere
     at_once = _replay(dana)
     assert at_once.hits == [], at_once.describe()
-    assert len(world.store.list_tombstones(user_id, unpurged_only=True)) == deleted
+    assert len(world.stores.tombstones.list_tombstones(user_id, unpurged_only=True)) == deleted
 
     # And once the purge has run (what `chatmemory flush` does), still none — and nothing
     # she can list holds them
     monkeypatch.undo()
     assert world.container.purge_sweep.sweep(now_or_never=True) == 1
     world.run_background()
-    assert world.store.list_tombstones(user_id, unpurged_only=True) == []
+    assert world.stores.tombstones.list_tombstones(user_id, unpurged_only=True) == []
     after_purge = _replay(dana)
     everything = {
         "memories": dana.account.memories("all"),

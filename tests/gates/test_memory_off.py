@@ -52,8 +52,8 @@ def dora_off(world: GateWorld, dora: StoredCorpus) -> Iterator[StoredCorpus]:
 
 def _state(stored: StoredCorpus) -> dict[str, Any]:
     """What is remembered about the user: every memory, notice, profile and setting."""
-    account, store = stored.account, stored.account.world.store
-    profile = store.get_profile(account.user_id)
+    account, stores = stored.account, stored.account.world.stores
+    profile = stores.user_state.get_profile(account.user_id)
     return {
         "memories": account.memories("all"),
         "notices": account.notices(),

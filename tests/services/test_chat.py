@@ -18,16 +18,9 @@ from chatmemory.domain.errors import ModelUnavailable
 from chatmemory.domain.ids import parse_message_id
 from chatmemory.domain.memory import StatedBy, Status
 from chatmemory.domain.prompt import RenderedPrompt
-from chatmemory.ports import (
-    MemoryQuery,
-    Model,
-    ReplyDelta,
-    ReplyDone,
-    Store,
-    ToolRunner,
-    ToolSpec,
-    Usage,
-)
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.model import Model, ReplyDelta, ReplyDone, ToolRunner, ToolSpec, Usage
+from chatmemory.ports.stores import Stores
 from chatmemory.services.chat import ChatRequest, ChatResult, ChatService
 from chatmemory.services.context import ContextRequest, ContextService
 from chatmemory.services.folding import Folder
@@ -43,23 +36,23 @@ ALICE = "alice"
 class Product:
     """The chat path wired as config wires it, with the hashing embedder and a queue."""
 
-    def __init__(self, store: Store, clock: ManualClock, model: Model | None = None) -> None:
+    def __init__(self, stores: Stores, clock: ManualClock, model: Model | None = None) -> None:
         embedder = HashingEmbedder()
-        index = ExactIndex(store)
-        self.store = store
+        index = ExactIndex(stores.recall)
+        self.stores = stores
         self.clock = clock
         self.model = model or OfflineModel()
-        self.memories = MemoryService(store, clock, MemoryIndexer(embedder, index))
-        self.settings = SettingsService(store, clock)
+        self.memories = MemoryService(stores, clock, MemoryIndexer(embedder, index))
+        self.settings = SettingsService(stores, clock)
         relevance = RelevanceModel(embedder, params_for(embedder.name, threshold=0.25))
         self.context = context = ContextService(
-            store, clock, Retriever(store, embedder, index, clock, relevance)
+            stores, clock, Retriever(stores, embedder, index, clock, relevance)
         )
         self.jobs = QueuedJobs()
-        self.folder = Folder(store, clock, self.model)
+        self.folder = Folder(stores, clock, self.model)
         self.jobs.bind(lambda job: self.folder.fold(job.user_id, job.conversation_id))
         self.chat = ChatService(
-            store, clock, context=context, model=self.model, memories=self.memories, jobs=self.jobs
+            stores, clock, context=context, model=self.model, memories=self.memories, jobs=self.jobs
         )
 
     def say(self, message: str, **request: object) -> ChatResult:
@@ -71,18 +64,18 @@ class Product:
         return result
 
     def active(self) -> list[str]:
-        return [m.text for m in self.store.iter_memories(ALICE)]
+        return [m.text for m in self.stores.memories.iter_memories(ALICE)]
 
 
 @pytest.fixture
-def product(store: Store, clock: ManualClock) -> Product:
-    return Product(store, clock)
+def product(stores: Stores, clock: ManualClock) -> Product:
+    return Product(stores, clock)
 
 
 def test_a_first_message_starts_a_conversation_and_stores_the_exchange(product: Product) -> None:
     result = product.say("hi there, what's new?")
 
-    messages = product.store.list_messages(ALICE, result.conversation_id)
+    messages = product.stores.conversations.list_messages(ALICE, result.conversation_id)
     assert [(m.seq, m.role) for m in messages] == [(1, Role.USER), (2, Role.ASSISTANT)]
     assert messages[0].content == "hi there, what's new?" and messages[0].tokens > 0
     assert messages[1].content == result.reply and result.message_id == messages[1].message_id
@@ -95,7 +88,9 @@ def test_the_next_message_continues_the_same_conversation(product: Product) -> N
     second = product.say("and again", conversation_id=first.conversation_id)
 
     assert second.conversation_id == first.conversation_id
-    assert [m.seq for m in product.store.list_messages(ALICE, first.conversation_id)] == [
+    assert [
+        m.seq for m in product.stores.conversations.list_messages(ALICE, first.conversation_id)
+    ] == [
         1,
         2,
         3,
@@ -107,7 +102,7 @@ def test_remember_that_is_saved_on_that_turn_and_used_on_the_next(product: Produ
     saving = product.say("remember that I am a vegetarian who loves spicy food")
 
     [memory_id] = saving.saved
-    memory = product.store.get_memory(ALICE, memory_id)
+    memory = product.stores.memories.get_memory(ALICE, memory_id)
     assert memory is not None
     assert memory.text == "Is a vegetarian who loves spicy food."
     assert memory.stated_by is StatedBy.USER and memory.category == "diet"
@@ -117,11 +112,11 @@ def test_remember_that_is_saved_on_that_turn_and_used_on_the_next(product: Produ
     later = product.say("any spicy vegetarian food ideas for tonight?")
     assert later.memories_used == [memory_id]
     assert "Is a vegetarian who loves spicy food" in later.reply
-    used = product.store.get_memory(ALICE, memory_id)
+    used = product.stores.memories.get_memory(ALICE, memory_id)
     assert used is not None and used.recall_count == 1
-    assert product.store.list_messages(ALICE, later.conversation_id)[1].memories_used == (
-        memory_id,
-    )
+    assert product.stores.conversations.list_messages(ALICE, later.conversation_id)[
+        1
+    ].memories_used == (memory_id,)
 
 
 def test_an_in_chat_correction_supersedes_the_memory_on_that_turn(product: Product) -> None:
@@ -134,7 +129,7 @@ def test_an_in_chat_correction_supersedes_the_memory_on_that_turn(product: Produ
 
     [new_id] = corrected.saved
     assert product.active() == ["Moved to Bengaluru."]
-    old = product.store.list_memories(ALICE, MemoryQuery(status=Status.SUPERSEDED)).items
+    old = product.stores.memories.list_memories(ALICE, MemoryQuery(status=Status.SUPERSEDED)).items
     assert [(m.memory_id, m.closed_by) for m in old] == [(pune.memory_id, new_id)]
 
 
@@ -147,10 +142,10 @@ def test_a_temporary_chat_reads_and_writes_no_memory_and_expires(product: Produc
 
     assert result.saved == [] and result.memories_used == []
     assert product.active() == ["Is a vegetarian who loves spicy food."]
-    conversation = product.store.get_conversation(ALICE, result.conversation_id)
+    conversation = product.stores.conversations.get_conversation(ALICE, result.conversation_id)
     assert conversation is not None and conversation.temporary
     product.clock.advance(timedelta(hours=25))
-    assert product.store.list_messages(ALICE, result.conversation_id) == []
+    assert product.stores.conversations.list_messages(ALICE, result.conversation_id) == []
 
 
 def test_memory_switched_off_saves_nothing(product: Product) -> None:
@@ -175,19 +170,21 @@ class FailingModel(OfflineModel):
         self, prompt: RenderedPrompt, tools: Sequence[ToolSpec], run_tool: ToolRunner
     ) -> Iterator[ReplyDelta | ReplyDone]:
         yield ReplyDelta("Sure, I will rem")
-        from chatmemory.ports import ToolCall  # noqa: PLC0415
+        from chatmemory.ports.model import ToolCall  # noqa: PLC0415
 
         run_tool(ToolCall("save_memory", {"text": "Is vegetarian.", "category": "diet"}))
         raise ModelUnavailable("overloaded")
 
 
-def test_when_the_model_fails_nothing_of_the_turn_is_kept(store: Store, clock: ManualClock) -> None:
-    product = Product(store, clock, FailingModel())
+def test_when_the_model_fails_nothing_of_the_turn_is_kept(
+    stores: Stores, clock: ManualClock
+) -> None:
+    product = Product(stores, clock, FailingModel())
 
     with pytest.raises(ModelUnavailable):
         list(product.chat.turn(ChatRequest(user_id=ALICE, message="remember that I am vegetarian")))
 
-    assert store.list_conversations(ALICE) == []
+    assert stores.conversations.list_conversations(ALICE) == []
     assert product.active() == []
 
 
@@ -205,16 +202,18 @@ def test_a_long_conversation_is_folded_and_stays_within_the_prompt_budget(produc
         product.say(message, conversation_id=conversation)
         product.jobs.run_pending()  # folds run off the request path; drain them here
 
-    state = product.store.get_conversation(ALICE, conversation)
+    state = product.stores.conversations.get_conversation(ALICE, conversation)
     assert state is not None
     # Then the summary was folded (not truncated) and rebuilt from raw messages on fold 10
     assert state.fold_count >= 20
     assert "Bengaluru" in state.summary and "GATE" in state.summary  # the earliest facts survive
-    unsummarized = product.store.list_messages(
+    unsummarized = product.stores.conversations.list_messages(
         ALICE, conversation, after_seq=state.summary_upto_seq
     )
     assert len(unsummarized) < 24  # the verbatim window stays under 12 turns
-    assert len(product.store.list_messages(ALICE, conversation)) == 200  # raw messages are kept
+    assert (
+        len(product.stores.conversations.list_messages(ALICE, conversation)) == 200
+    )  # raw messages are kept
     print(f"prompt tokens at turns 10/60/100: {prompts}")  # shown with -s
     assert prompts[100] <= 5200
     assert prompts[100] < prompts[60] * 1.2  # flat, not growing with the conversation
@@ -228,10 +227,10 @@ class RefusingModel(OfflineModel):
         yield ReplyDone(text="I can't help with that.", usage=Usage(), stop_reason="refusal")
 
 
-def test_a_refused_turn_is_answered_but_not_kept(store: Store, clock: ManualClock) -> None:
-    product = Product(store, clock, RefusingModel())
+def test_a_refused_turn_is_answered_but_not_kept(stores: Stores, clock: ManualClock) -> None:
+    product = Product(stores, clock, RefusingModel())
 
     result = product.say("remember that I am vegetarian")
 
     assert result.reply == "I can't help with that." and result.message_id == ""
-    assert store.list_conversations(ALICE) == [] and product.active() == []
+    assert stores.conversations.list_conversations(ALICE) == [] and product.active() == []

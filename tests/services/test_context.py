@@ -14,7 +14,9 @@ from chatmemory.domain.conversation import Role
 from chatmemory.domain.errors import ConversationNotFound
 from chatmemory.domain.ids import message_id_for
 from chatmemory.domain.profile import Profile
-from chatmemory.ports import Store, VectorHit, VectorIndex, Vectors
+from chatmemory.ports.embedder import Vectors
+from chatmemory.ports.stores import Stores
+from chatmemory.ports.vector_index import VectorHit, VectorIndex
 from chatmemory.services.context import ContextRequest, ContextService
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService, NewMemory
@@ -28,16 +30,18 @@ ALICE, BOB = "alice", "bob"
 
 
 class Wiring:
-    def __init__(self, store: Store, clock: ManualClock, index: VectorIndex | None = None) -> None:
+    def __init__(
+        self, stores: Stores, clock: ManualClock, index: VectorIndex | None = None
+    ) -> None:
         embedder = HashingEmbedder()
-        self.store = store
-        self.index = index or ExactIndex(store)
-        self.memories = MemoryService(store, clock, MemoryIndexer(embedder, self.index))
-        self.settings = SettingsService(store, clock)
+        self.stores = stores
+        self.index = index or ExactIndex(stores.recall)
+        self.memories = MemoryService(stores, clock, MemoryIndexer(embedder, self.index))
+        self.settings = SettingsService(stores, clock)
         # Hashing vectors know spelling only: these tests share words on purpose.
         relevance = RelevanceModel(embedder, params_for(embedder.name, threshold=0.25))
         self.context = ContextService(
-            store, clock, Retriever(store, embedder, self.index, clock, relevance)
+            stores, clock, Retriever(stores, embedder, self.index, clock, relevance)
         )
 
     def remember(self, user: str, text: str, **fields: object) -> str:
@@ -48,9 +52,9 @@ class Wiring:
         return [line.text for line in built.blocks.memories]
 
 
-def _index(kind: str, store: Store, clock: ManualClock) -> VectorIndex:
+def _index(kind: str, stores: Stores, clock: ManualClock) -> VectorIndex:
     if kind == "exact":
-        return ExactIndex(store)
+        return ExactIndex(stores.recall)
     opensearch = OpenSearchIndex(
         client=FakeCollection(refresh_on_write=True).client(),
         index_name="memories",
@@ -62,8 +66,8 @@ def _index(kind: str, store: Store, clock: ManualClock) -> VectorIndex:
 
 
 @pytest.fixture
-def wiring(store: Store, clock: ManualClock) -> Wiring:
-    return Wiring(store, clock)
+def wiring(stores: Stores, clock: ManualClock) -> Wiring:
+    return Wiring(stores, clock)
 
 
 def test_a_relevant_memory_is_recalled_with_its_date(wiring: Wiring) -> None:
@@ -94,9 +98,9 @@ def test_a_memory_saved_now_is_used_on_the_very_next_request(wiring: Wiring) -> 
 
 @pytest.mark.parametrize("index_kind", ["exact", "opensearch"])
 def test_deleted_superseded_and_expired_memories_never_reach_the_context(
-    store: Store, clock: ManualClock, index_kind: str
+    stores: Stores, clock: ManualClock, index_kind: str
 ) -> None:
-    wiring = Wiring(store, clock, index=_index(index_kind, store, clock))
+    wiring = Wiring(stores, clock, index=_index(index_kind, stores, clock))
     deleted = wiring.remember(ALICE, "Owns a red bicycle called Rocket.")
     pune = wiring.remember(ALICE, "Lives in Pune near the old fort.")
     wiring.memories.correct(ALICE, pune, text="Lives in Bengaluru near the lake.")
@@ -132,7 +136,7 @@ def test_another_users_memories_are_never_recalled(wiring: Wiring) -> None:
 def test_memory_switched_off_reads_nothing(wiring: Wiring, clock: ManualClock) -> None:
     wiring.remember(ALICE, "Is a vegetarian who loves spicy food.")
     wiring.settings.update(ALICE, note="Call me Al.")
-    wiring.store.put_profile(
+    wiring.stores.user_state.put_profile(
         Profile(
             user_id=ALICE, text="Vegetarian.", token_count=2, built_from=(), rebuilt_at=clock.now()
         )
@@ -148,7 +152,7 @@ def test_memory_switched_off_reads_nothing(wiring: Wiring, clock: ManualClock) -
 def test_a_temporary_chat_reads_nothing(wiring: Wiring, clock: ManualClock) -> None:
     wiring.remember(ALICE, "Is a vegetarian who loves spicy food.")
     wiring.settings.update(ALICE, note="Call me Al.")
-    wiring.store.put_profile(
+    wiring.stores.user_state.put_profile(
         Profile(
             user_id=ALICE, text="Vegetarian.", token_count=2, built_from=(), rebuilt_at=clock.now()
         )
@@ -165,14 +169,14 @@ def test_profile_note_summary_and_recent_turns_are_in_the_blocks(
     wiring: Wiring, clock: ManualClock
 ) -> None:
     conversation = builders.conversation(ALICE, clock.now())
-    wiring.store.create_conversation(conversation)
+    wiring.stores.conversations.create_conversation(conversation)
     for content, role in (
         ("first question", Role.USER),
         ("first answer", Role.ASSISTANT),
         ("second question", Role.USER),
         ("second answer", Role.ASSISTANT),
     ):
-        wiring.store.append_message(
+        wiring.stores.conversations.append_message(
             ALICE,
             conversation.conversation_id,
             role=role,
@@ -180,7 +184,7 @@ def test_profile_note_summary_and_recent_turns_are_in_the_blocks(
             tokens=2,
             at=clock.now(),
         )
-    wiring.store.update_summary(
+    wiring.stores.conversations.update_summary(
         ALICE,
         conversation.conversation_id,
         summary="They talked about tea.",
@@ -189,7 +193,7 @@ def test_profile_note_summary_and_recent_turns_are_in_the_blocks(
         fold_count=1,
         at=clock.now(),
     )
-    wiring.store.put_profile(
+    wiring.stores.user_state.put_profile(
         Profile(
             user_id=ALICE, text="Vegetarian.", token_count=2, built_from=(), rebuilt_at=clock.now()
         )
@@ -209,7 +213,7 @@ def test_a_profile_built_from_a_deleted_memory_is_withheld_until_rebuilt(
     wiring: Wiring, clock: ManualClock
 ) -> None:
     secret = wiring.remember(ALICE, "Is seeing a therapist on Tuesdays.")
-    wiring.store.put_profile(
+    wiring.stores.user_state.put_profile(
         Profile(
             user_id=ALICE,
             text="Sees a therapist on Tuesdays.",
@@ -231,8 +235,8 @@ def test_a_summary_that_folded_a_deleted_memory_is_withheld_until_rebuilt(
     wiring: Wiring, clock: ManualClock
 ) -> None:
     conversation = builders.conversation(ALICE, clock.now())
-    wiring.store.create_conversation(conversation)
-    said = wiring.store.append_message(
+    wiring.stores.conversations.create_conversation(conversation)
+    said = wiring.stores.conversations.append_message(
         ALICE,
         conversation.conversation_id,
         role=Role.USER,
@@ -241,7 +245,7 @@ def test_a_summary_that_folded_a_deleted_memory_is_withheld_until_rebuilt(
         at=clock.now(),
     )
     for turn in range(3):
-        wiring.store.append_message(
+        wiring.stores.conversations.append_message(
             ALICE,
             conversation.conversation_id,
             role=Role.USER,
@@ -249,7 +253,7 @@ def test_a_summary_that_folded_a_deleted_memory_is_withheld_until_rebuilt(
             tokens=2,
             at=clock.now(),
         )
-    wiring.store.update_summary(
+    wiring.stores.conversations.update_summary(
         ALICE,
         conversation.conversation_id,
         summary="Alice sees a therapist.",
@@ -274,7 +278,7 @@ def test_a_summary_that_folded_a_deleted_memory_is_withheld_until_rebuilt(
 
 
 def test_a_failing_index_degrades_the_turn_instead_of_breaking_it(
-    store: Store, clock: ManualClock
+    stores: Stores, clock: ManualClock
 ) -> None:
     class BrokenIndex(ExactIndex):
         def search(
@@ -282,7 +286,7 @@ def test_a_failing_index_degrades_the_turn_instead_of_breaking_it(
         ) -> list[VectorHit]:
             raise ConnectionError("index down")
 
-    wiring = Wiring(store, clock, index=BrokenIndex(store))
+    wiring = Wiring(stores, clock, index=BrokenIndex(stores))
     wiring.remember(ALICE, "Is a vegetarian who loves spicy food.")
 
     built = wiring.context.build(ContextRequest(user_id=ALICE, message="spicy vegetarian food"))
@@ -295,7 +299,7 @@ def test_someone_elses_or_an_unknown_conversation_is_not_found(
     wiring: Wiring, clock: ManualClock
 ) -> None:
     conversation = builders.conversation(ALICE, clock.now())
-    wiring.store.create_conversation(conversation)
+    wiring.stores.conversations.create_conversation(conversation)
 
     for conversation_id in (conversation.conversation_id, "conv_" + "0" * 32, "not-an-id"):
         with pytest.raises(ConversationNotFound):
@@ -305,7 +309,7 @@ def test_someone_elses_or_an_unknown_conversation_is_not_found(
 
 
 def test_a_lagging_index_neither_hides_new_memories_nor_revives_deleted_ones(
-    store: Store, clock: ManualClock
+    stores: Stores, clock: ManualClock
 ) -> None:
     # Given OpenSearch that only shows what existed at its last refresh (serverless: 10-60 s)
     collection = FakeCollection(refresh_on_write=False)
@@ -313,7 +317,7 @@ def test_a_lagging_index_neither_hides_new_memories_nor_revives_deleted_ones(
         client=collection.client(), index_name="memories", dimensions=384, clock=clock
     )
     index.ensure_index()
-    wiring = Wiring(store, clock, index=index)
+    wiring = Wiring(stores, clock, index=index)
     old = wiring.remember(ALICE, "Is a vegetarian who loves spicy food.")
     collection.refresh()
 

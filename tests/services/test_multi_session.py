@@ -12,7 +12,8 @@ from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.local_jobs import QueuedJobs
 from chatmemory.adapters.offline_model import OfflineModel
 from chatmemory.domain.memory import Status
-from chatmemory.ports import MemoryQuery, Store
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.stores import Stores
 from chatmemory.services.chat import ChatRequest, ChatResult, ChatService
 from chatmemory.services.context import ContextRequest, ContextService
 from chatmemory.services.idle import IdleTrigger
@@ -27,21 +28,21 @@ IDLE = timedelta(minutes=10)
 
 
 def test_a_changed_fact_is_recalled_as_changed_and_only_when_relevant(
-    store: Store, clock: ManualClock, minilm: Any
+    stores: Stores, clock: ManualClock, minilm: Any
 ) -> None:
     # Given the product as it runs locally: MiniLM, the exact index, the offline model
-    model, index = OfflineModel(), ExactIndex(store)
-    memories = MemoryService(store, clock, MemoryIndexer(minilm, index))
+    model, index = OfflineModel(), ExactIndex(stores.recall)
+    memories = MemoryService(stores, clock, MemoryIndexer(minilm, index))
     relevance = RelevanceModel(minilm, params_for(minilm.name))
-    context = ContextService(store, clock, Retriever(store, minilm, index, clock, relevance))
+    context = ContextService(stores, clock, Retriever(stores, minilm, index, clock, relevance))
     pipeline = WritePipeline(
-        store, clock, model=model, memories=memories, embedder=minilm, index=index
+        stores, clock, model=model, memories=memories, embedder=minilm, index=index
     )
-    idle = IdleTrigger(store, clock, InProcessPipeline(pipeline), idle_after=IDLE)
+    idle = IdleTrigger(stores, clock, InProcessPipeline(pipeline), idle_after=IDLE)
     jobs = QueuedJobs(clock)
     jobs.bind(lambda job: idle.check(job.user_id, job.conversation_id))
     chat = ChatService(
-        store, clock, context=context, model=model, memories=memories, jobs=jobs, idle_after=IDLE
+        stores, clock, context=context, model=model, memories=memories, jobs=jobs, idle_after=IDLE
     )
 
     def session(*messages: str) -> None:
@@ -75,7 +76,8 @@ def test_a_changed_fact_is_recalled_as_changed_and_only_when_relevant(
     local = recalled("Any good weekend plans you'd suggest around where I live?")
     assert "Lives in Bengaluru." in local and "Lives in Pune." not in local
     history = [
-        m.text for m in store.list_memories(ALICE, MemoryQuery(status=Status.SUPERSEDED)).items
+        m.text
+        for m in stores.memories.list_memories(ALICE, MemoryQuery(status=Status.SUPERSEDED)).items
     ]
     assert history == ["Lives in Pune."]
     # and an unrelated question recalls neither

@@ -21,11 +21,12 @@ from chatmemory.domain.extraction import run_id_for
 from chatmemory.domain.memory import Memory
 from chatmemory.domain.prompt import Turn
 from chatmemory.domain.purge import PurgeRequest
-from chatmemory.ports import MemoryQuery, Store
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.stores import Stores
 from chatmemory.services.chat import ChatRequest, ChatResult
 from chatmemory.services.context import WITHDRAWN_REPLY, ContextRequest
 from chatmemory.services.memories import NewMemory
-from chatmemory.services.purge import PURGE_GRACE
+from chatmemory.services.purge import PURGE_GRACE, Purged
 
 ALICE = "alice"
 BOB = "bob"
@@ -53,10 +54,10 @@ SMALL_TALK = [
 class Product:
     """The container production code runs on, with this test's store and clock."""
 
-    def __init__(self, store: Store, clock: ManualClock, state_dir: Path) -> None:
+    def __init__(self, stores: Stores, clock: ManualClock, state_dir: Path) -> None:
         self.container = Container(Settings(state_dir=state_dir, embedder="hashing"), clock)
-        self.container.__dict__["store"] = store  # the parametrized store, both adapters
-        self.store, self.clock = store, clock
+        self.container.__dict__["stores"] = stores  # the parametrized store, both adapters
+        self.stores, self.clock = stores, clock
         jobs = self.container.jobs
         assert isinstance(jobs, QueuedJobs)
         self.jobs = jobs
@@ -75,12 +76,14 @@ class Product:
 
     def memory_with(self, fragment: str, user: str = ALICE) -> Memory:
         (memory,) = [
-            m for m in self.store.iter_memories(user) if fragment.lower() in m.text.lower()
+            m
+            for m in self.stores.memories.iter_memories(user)
+            if fragment.lower() in m.text.lower()
         ]
         return memory
 
     def summary(self, conversation_id: str, user: str = ALICE) -> str:
-        conversation = self.store.get_conversation(user, conversation_id)
+        conversation = self.stores.conversations.get_conversation(user, conversation_id)
         assert conversation is not None
         return conversation.summary
 
@@ -95,12 +98,14 @@ class Product:
         return "\n".join(parts)
 
     def unpurged(self, user: str = ALICE) -> list[str]:
-        return [t.memory_id for t in self.store.list_tombstones(user, unpurged_only=True)]
+        return [
+            t.memory_id for t in self.stores.tombstones.list_tombstones(user, unpurged_only=True)
+        ]
 
 
 @pytest.fixture
-def product(store: Store, clock: ManualClock, tmp_path: Path) -> Iterator[Product]:
-    yield Product(store, clock, tmp_path)
+def product(stores: Stores, clock: ManualClock, tmp_path: Path) -> Iterator[Product]:
+    yield Product(stores, clock, tmp_path)
 
 
 def folded_conversation(product: Product, fact: str) -> str:
@@ -155,11 +160,13 @@ def test_the_purge_leaves_only_a_tombstone_of_ids_and_times(product: Product) ->
     product.jobs.run_pending()
 
     # Then no row of either version is left, under any status, and no vector either
-    every = list(product.store.iter_memories(ALICE, MemoryQuery(status=None)))
+    every = list(product.stores.memories.iter_memories(ALICE, MemoryQuery(status=None)))
     assert every == []
-    assert product.store.memory_embeddings(ALICE, [first.memory_id, corrected.memory_id]) == {}
+    assert (
+        product.stores.recall.memory_embeddings(ALICE, [first.memory_id, corrected.memory_id]) == {}
+    )
     # And the tombstone holds ids and times only, marked purged
-    tombstone = product.store.get_tombstone(ALICE, corrected.memory_id)
+    tombstone = product.stores.tombstones.get_tombstone(ALICE, corrected.memory_id)
     assert tombstone is not None and tombstone.purged_at is not None
     assert set(tombstone.versions) == {first.memory_id, corrected.memory_id}
     assert "Vortanek" not in repr(tombstone)
@@ -173,7 +180,7 @@ def test_a_profile_built_from_a_deleted_memory_is_rebuilt_without_it(product: Pr
     product.remember("Is vegetarian.")
     pune = product.remember("Lives in Pune.")
     product.container.pipeline.rebuild_profile(ALICE, "assistant")
-    profile = product.store.get_profile(ALICE, "assistant")
+    profile = product.stores.user_state.get_profile(ALICE, "assistant")
     assert profile is not None and "Pune" in profile.text
 
     # When one is deleted, the profile is withheld at once
@@ -182,7 +189,7 @@ def test_a_profile_built_from_a_deleted_memory_is_rebuilt_without_it(product: Pr
 
     # And after the purge it is rebuilt without it, keeping the other fact
     product.jobs.run_pending()
-    rebuilt = product.store.get_profile(ALICE, "assistant")
+    rebuilt = product.stores.user_state.get_profile(ALICE, "assistant")
     assert rebuilt is not None
     assert "Pune" not in rebuilt.text and "vegetarian" in rebuilt.text.lower()
     assert pune.memory_id not in rebuilt.built_from
@@ -194,24 +201,24 @@ def test_notices_stop_quoting_a_purged_memory(product: Product) -> None:
     conversation_id = product.say("I'm vegetarian and I live in Pune.")
     product.clock.advance(timedelta(minutes=11))
     product.jobs.run_due()
-    (notice,) = product.store.list_notices(ALICE)
+    (notice,) = product.stores.notices.list_notices(ALICE)
     assert "Pune" in notice.text and "vegetarian" in notice.text.lower()
     pune = product.memory_with("Pune")
-    state = product.store.get_conversation(ALICE, conversation_id)
+    state = product.stores.conversations.get_conversation(ALICE, conversation_id)
     assert state is not None
     run_id = run_id_for(ALICE, conversation_id, state.extracted_upto_seq)
-    assert product.store.get_extraction_run(ALICE, run_id) is not None
+    assert product.stores.runs.get_extraction_run(ALICE, run_id) is not None
 
     # When the user deletes one of them and the purge runs
     product.container.memories.delete(ALICE, pune.memory_id)
     product.jobs.run_pending()
 
     # Then the stored notice names only the other one, in its words
-    (kept,) = product.store.notices_about(ALICE, list(notice.memory_ids))
+    (kept,) = product.stores.notices.notices_about(ALICE, list(notice.memory_ids))
     assert pune.memory_id not in kept.memory_ids
     assert "Pune" not in kept.text and "vegetarian" in kept.text.lower()
     # And the pipeline run whose candidates quoted what was said is gone
-    assert product.store.get_extraction_run(ALICE, run_id) is None
+    assert product.stores.runs.get_extraction_run(ALICE, run_id) is None
 
 
 def test_undo_goes_through_the_same_purge(product: Product) -> None:
@@ -219,7 +226,7 @@ def test_undo_goes_through_the_same_purge(product: Product) -> None:
     product.say("I'm vegetarian and I live in Pune.")
     product.clock.advance(timedelta(minutes=11))
     product.jobs.run_due()
-    (notice,) = product.store.list_notices(ALICE)
+    (notice,) = product.stores.notices.list_notices(ALICE)
 
     # When the user undoes it
     undone = product.container.notices.undo(ALICE, notice.notice_id)
@@ -227,9 +234,9 @@ def test_undo_goes_through_the_same_purge(product: Product) -> None:
 
     # Then both memories are purged and no stored notice quotes them
     assert sorted(undone) == sorted(notice.memory_ids)
-    assert list(product.store.iter_memories(ALICE, MemoryQuery(status=None))) == []
+    assert list(product.stores.memories.iter_memories(ALICE, MemoryQuery(status=None))) == []
     assert product.unpurged() == []
-    assert product.store.notices_about(ALICE, list(notice.memory_ids)) == []
+    assert product.stores.notices.notices_about(ALICE, list(notice.memory_ids)) == []
 
 
 def test_forget_everything_purges_every_memory_and_keeps_later_ones(product: Product) -> None:
@@ -248,11 +255,11 @@ def test_forget_everything_purges_every_memory_and_keeps_later_ones(product: Pro
 
     # Then every older row is gone, the summary no longer holds the saved fact,
     # and the memory made afterwards is untouched
-    rows = list(product.store.iter_memories(ALICE, MemoryQuery(status=None)))
+    rows = list(product.stores.memories.iter_memories(ALICE, MemoryQuery(status=None)))
     assert [m.memory_id for m in rows] == [later.memory_id]
     assert product.unpurged() == []
     assert "Grelmonk" not in product.summary(conversation_id)
-    assert product.store.get_profile(ALICE, "assistant") is None
+    assert product.stores.user_state.get_profile(ALICE, "assistant") is None
 
 
 def test_a_failed_purge_is_recorded_keeps_filtering_and_the_sweep_finishes_it(
@@ -272,7 +279,7 @@ def test_a_failed_purge_is_recorded_keeps_filtering_and_the_sweep_finishes_it(
     product.jobs.run_pending()
 
     # Then the tombstone records the failure's kind and stays unpurged
-    tombstone = product.store.get_tombstone(ALICE, memory.memory_id)
+    tombstone = product.stores.tombstones.get_tombstone(ALICE, memory.memory_id)
     assert tombstone is not None
     assert (tombstone.purge_error, tombstone.purged_at) == ("ModelUnavailable", None)
     # And the read path keeps withholding the summary that still holds the fact
@@ -288,7 +295,7 @@ def test_a_failed_purge_is_recorded_keeps_filtering_and_the_sweep_finishes_it(
     product.jobs.run_pending()
 
     # Then the purge finished: purged, error cleared, summary clean and shown again
-    tombstone = product.store.get_tombstone(ALICE, memory.memory_id)
+    tombstone = product.stores.tombstones.get_tombstone(ALICE, memory.memory_id)
     assert tombstone is not None and tombstone.purged_at is not None
     assert tombstone.purge_error is None
     assert "Zumbrella" not in product.summary(conversation_id)
@@ -301,7 +308,7 @@ def test_a_purge_run_twice_changes_nothing_the_second_time(product: Product) -> 
     tombstone = product.container.memories.delete(ALICE, memory.memory_id)
     product.jobs.run_pending()
     summary = product.summary(conversation_id)
-    purged = product.store.get_tombstone(ALICE, memory.memory_id)
+    purged = product.stores.tombstones.get_tombstone(ALICE, memory.memory_id)
 
     # When the same purge is run again (a repeated execution, a retried step)
     again = product.container.purge.run(
@@ -309,9 +316,9 @@ def test_a_purge_run_twice_changes_nothing_the_second_time(product: Product) -> 
     )
 
     # Then there was nothing left to do
-    assert again == {"purged": 0, "latency_ms": 0}
+    assert again == Purged(purged=0, latency_ms=0)
     assert product.summary(conversation_id) == summary
-    assert product.store.get_tombstone(ALICE, memory.memory_id) == purged
+    assert product.stores.tombstones.get_tombstone(ALICE, memory.memory_id) == purged
 
 
 def test_a_deleted_memorys_turn_is_never_folded_in_later(product: Product) -> None:
@@ -337,7 +344,7 @@ def test_a_fold_that_read_the_summary_before_the_rewrite_cannot_put_it_back(
 ) -> None:
     # Given a summary holding a fact, and a fold about to apply on top of it
     conversation_id = folded_conversation(product, "my goat is named Sprocketta")
-    state = product.store.get_conversation(ALICE, conversation_id)
+    state = product.stores.conversations.get_conversation(ALICE, conversation_id)
     assert state is not None and "Sprocketta" in state.summary
     memory = product.memory_with("Sprocketta")
 
@@ -346,7 +353,7 @@ def test_a_fold_that_read_the_summary_before_the_rewrite_cannot_put_it_back(
     product.jobs.run_pending()
 
     # Then the stale fold (what it read is the old state) is refused
-    stale = product.store.update_summary(
+    stale = product.stores.conversations.update_summary(
         ALICE,
         conversation_id,
         summary=state.summary + "\n- more",
@@ -390,7 +397,7 @@ def test_a_purge_covers_only_deletions_up_to_its_time(product: Product) -> None:
     result = product.container.purge.run(PurgeRequest(user_id=ALICE, as_of=tombstone.deleted_at))
 
     # Then only the first is purged; the second waits for its own purge
-    assert result["purged"] == 1
+    assert result.purged == 1
     assert product.unpurged() == [second.memory_id]
     product.jobs.run_pending()
     assert product.unpurged() == []
@@ -413,7 +420,7 @@ def test_a_delete_stands_even_if_the_purge_cannot_start(
     product.container.memories.delete(ALICE, memory.memory_id)
 
     # Then it is gone from every read at once, and waits for the sweep
-    assert product.store.get_memory(ALICE, memory.memory_id) is None
+    assert product.stores.memories.get_memory(ALICE, memory.memory_id) is None
     assert "Starwhisk" not in product.context_text("what do I look at the sky with?")
     assert product.unpurged() == [memory.memory_id]
     monkeypatch.setattr(starter, "start_purge", working)
@@ -422,7 +429,7 @@ def test_a_delete_stands_even_if_the_purge_cannot_start(
     product.jobs.run_pending()
     assert product.unpurged() == []
     stale = dataclasses.replace(memory)
-    assert product.store.add_memory(stale) is False  # an id is never reused
+    assert product.stores.memories.add_memory(stale) is False  # an id is never reused
 
 
 class QuotingSummarizer(OfflineModel):

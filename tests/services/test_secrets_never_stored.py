@@ -11,7 +11,8 @@ import pytest
 
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.domain.errors import SecretRefused
-from chatmemory.ports import MemoryQuery, Store
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.stores import Stores
 from chatmemory.services.memories import NewMemory
 from tests.support.product import ALICE, Product
 
@@ -19,17 +20,17 @@ SECRETS = ["4821", "sunflower123", "4111", "wJalrXUtnFEMI"]
 
 
 @pytest.fixture
-def product(store: Store, clock: ManualClock) -> Product:
-    return Product(store, clock)
+def product(stores: Stores, clock: ManualClock) -> Product:
+    return Product(stores, clock)
 
 
 def everything_stored(product: Product) -> str:
     """Every memory, notice and summary the user has, as one text."""
-    store = product.store
-    parts = [m.text for m in store.iter_memories(ALICE, MemoryQuery(status=None))]
-    parts += [n.text for n in store.list_notices(ALICE, include_undone=True)]
-    parts += [c.summary for c in store.list_conversations(ALICE)]
-    profile = store.get_profile(ALICE)
+    stores = product.stores
+    parts = [m.text for m in stores.memories.iter_memories(ALICE, MemoryQuery(status=None))]
+    parts += [n.text for n in stores.notices.list_notices(ALICE, include_undone=True)]
+    parts += [c.summary for c in stores.conversations.list_conversations(ALICE)]
+    profile = stores.user_state.get_profile(ALICE)
     return "\n".join([*parts, profile.text if profile else ""])
 
 
@@ -41,7 +42,7 @@ def test_a_fact_said_beside_a_secret_is_kept_and_the_secret_is_not(product: Prod
 
     product.go_quiet()
 
-    texts = sorted(m.text for m in product.store.iter_memories(ALICE))
+    texts = sorted(m.text for m in product.stores.memories.iter_memories(ALICE))
     assert texts == ["Is allergic to peanuts.", "Works as a teacher at Oakridge School."]
     assert "4821" not in everything_stored(product)
     assert "secret" in turn.reply
@@ -63,7 +64,7 @@ def test_a_secret_asked_to_be_remembered_is_stored_by_no_path(
     product.go_quiet()
 
     assert turn.saved == []
-    assert list(product.store.iter_memories(ALICE, MemoryQuery(status=None))) == []
+    assert list(product.stores.memories.iter_memories(ALICE, MemoryQuery(status=None))) == []
     with pytest.raises(SecretRefused):
         product.memories.create(ALICE, NewMemory(text=message.removeprefix("remember that ")))
 
@@ -78,6 +79,6 @@ def test_a_summary_never_keeps_a_secret_said_in_the_turns_it_folds(product: Prod
         )
     product.jobs.run_pending()  # folds run off the request path; drain them here
 
-    summary = product.store.get_conversation(ALICE, conversation)
+    summary = product.stores.conversations.get_conversation(ALICE, conversation)
     assert summary is not None and summary.summary_upto_seq > 0 and summary.summary
     assert "sunflower123" not in summary.summary

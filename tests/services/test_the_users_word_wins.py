@@ -13,17 +13,20 @@ import pytest
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.domain.events import Actor, Op
 from chatmemory.domain.memory import Status
-from chatmemory.ports import MemoryQuery, Store
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.stores import Stores
 from tests.support.product import ALICE, Product
 
 
 @pytest.fixture
-def product(store: Store, clock: ManualClock) -> Product:
-    return Product(store, clock)
+def product(stores: Stores, clock: ManualClock) -> Product:
+    return Product(stores, clock)
 
 
 def texts(product: Product, status: Status | None = Status.ACTIVE) -> list[str]:
-    return sorted(m.text for m in product.store.iter_memories(ALICE, MemoryQuery(status=status)))
+    return sorted(
+        m.text for m in product.stores.memories.iter_memories(ALICE, MemoryQuery(status=status))
+    )
 
 
 def test_background_learning_never_reverts_a_users_correction(product: Product) -> None:
@@ -34,7 +37,9 @@ def test_background_learning_never_reverts_a_users_correction(product: Product) 
 
     assert texts(product) == ["Is vegan."]
     assert product.notices.pending(ALICE) == []
-    assert all(e.actor is Actor.USER for e in product.store.list_events(ALICE, vegan.memory_id))
+    assert all(
+        e.actor is Actor.USER for e in product.stores.events.list_events(ALICE, vegan.memory_id)
+    )
 
 
 def test_a_memory_the_user_deleted_is_not_learned_again_from_its_message(
@@ -98,18 +103,18 @@ def test_undoing_a_background_correction_restores_exactly_the_version_before(
     product.say("I live in Pune.")
     product.go_quiet()
     product.say("Big news: I moved to Bengaluru!")
-    [before] = product.store.iter_memories(ALICE)  # as it was right before the correction
+    [before] = product.stores.memories.iter_memories(ALICE)  # as it was right before the correction
     product.go_quiet()
     notice = next(n for n in product.notices.pending(ALICE) if "Bengaluru" in n.text)
 
     undone = product.notices.undo(ALICE, notice.notice_id)
 
-    assert list(product.store.iter_memories(ALICE)) == [
+    assert list(product.stores.memories.iter_memories(ALICE)) == [
         before.with_changes(updated_at=product.clock.now())
     ]
     assert texts(product, status=None) == ["Lives in Pune."]
-    assert [product.store.get_tombstone(ALICE, m) is not None for m in undone] == [True]
-    assert product.store.get_tombstone(ALICE, before.memory_id) is None
+    assert [product.stores.tombstones.get_tombstone(ALICE, m) is not None for m in undone] == [True]
+    assert product.stores.tombstones.get_tombstone(ALICE, before.memory_id) is None
     assert [e.op for e in product.memories.history(ALICE, before.memory_id)] == [
         Op.ADD,
         Op.UPDATE,
@@ -132,7 +137,7 @@ def test_undo_leaves_alone_what_the_user_corrected_since(product: Product) -> No
     product.say("I live in Pune.")
     product.go_quiet()
     [notice] = product.notices.pending(ALICE)
-    [pune] = product.store.iter_memories(ALICE)
+    [pune] = product.stores.memories.iter_memories(ALICE)
     product.memories.correct(ALICE, pune.memory_id, text="Lives in Pune, near the station.")
 
     assert product.notices.undo(ALICE, notice.notice_id) == []

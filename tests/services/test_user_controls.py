@@ -20,7 +20,8 @@ from chatmemory.domain.ids import message_id_for, new_conversation_id, new_notic
 from chatmemory.domain.memory import Status
 from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
-from chatmemory.ports import MemoryQuery, Store
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.stores import Stores
 from chatmemory.services.memories import MemoryService, NewMemory
 from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.notices import NoticeService
@@ -29,65 +30,65 @@ ALICE, BOB = "alice", "bob"
 
 
 @pytest.fixture
-def memories(store: Store, clock: ManualClock) -> MemoryService:
-    return MemoryService(store, clock)
+def memories(stores: Stores, clock: ManualClock) -> MemoryService:
+    return MemoryService(stores, clock)
 
 
 @pytest.fixture
-def settings(store: Store, clock: ManualClock) -> SettingsService:
-    return SettingsService(store, clock)
+def settings(stores: Stores, clock: ManualClock) -> SettingsService:
+    return SettingsService(stores, clock)
 
 
 @pytest.fixture
-def notices(store: Store, clock: ManualClock, memories: MemoryService) -> NoticeService:
-    return NoticeService(store, clock, memories)
+def notices(stores: Stores, clock: ManualClock, memories: MemoryService) -> NoticeService:
+    return NoticeService(stores, clock, memories)
 
 
-def visible_ids(store: Store, user_id: str) -> set[str]:
-    return {m.memory_id for m in store.iter_memories(user_id, MemoryQuery(status=None))}
+def visible_ids(stores: Stores, user_id: str) -> set[str]:
+    return {m.memory_id for m in stores.memories.iter_memories(user_id, MemoryQuery(status=None))}
 
 
 # ---- add ------------------------------------------------------------------------------
 
 
 def test_a_stated_memory_is_stored_with_its_add_event(
-    memories: MemoryService, store: Store
+    memories: MemoryService, stores: Stores
 ) -> None:
     created = memories.create(ALICE, NewMemory(text="Is vegetarian.", category="diet"))
 
     assert created.created
     assert created.memory.stated_by.value == "user" and created.memory.category == "diet"
-    assert [(e.op, e.actor) for e in store.list_events(ALICE, created.memory.memory_id)] == [
-        (Op.ADD, Actor.USER)
-    ]
+    assert [
+        (e.op, e.actor) for e in stores.events.list_events(ALICE, created.memory.memory_id)
+    ] == [(Op.ADD, Actor.USER)]
 
 
 def test_stating_the_same_thing_twice_keeps_one_memory(
-    memories: MemoryService, store: Store
+    memories: MemoryService, stores: Stores
 ) -> None:
     first = memories.create(ALICE, NewMemory(text="Is vegetarian."))
     again = memories.create(ALICE, NewMemory(text="  is VEGETARIAN "))
 
     assert not again.created and again.memory.memory_id == first.memory.memory_id
-    assert len(visible_ids(store, ALICE)) == 1
+    assert len(visible_ids(stores, ALICE)) == 1
 
 
-def test_a_secret_is_refused_and_nothing_is_stored(memories: MemoryService, store: Store) -> None:
+def test_a_secret_is_refused_and_nothing_is_stored(memories: MemoryService, stores: Stores) -> None:
     with pytest.raises(SecretRefused):
         memories.create(ALICE, NewMemory(text="My card is 4111 1111 1111 1111"))
 
-    assert visible_ids(store, ALICE) == set()
+    assert visible_ids(stores, ALICE) == set()
 
 
 def test_nothing_is_written_while_memory_is_switched_off(
-    memories: MemoryService, settings: SettingsService, store: Store
+    memories: MemoryService, settings: SettingsService, stores: Stores
 ) -> None:
     settings.update(ALICE, enabled=False)
 
     with pytest.raises(MemoryDisabled):
         memories.create(ALICE, NewMemory(text="Is vegetarian."))
 
-    assert visible_ids(store, ALICE) == set()
+    assert visible_ids(stores, ALICE) == set()
 
 
 def test_a_shelf_life_in_the_past_is_refused(memories: MemoryService, clock: ManualClock) -> None:
@@ -100,7 +101,7 @@ def test_a_shelf_life_in_the_past_is_refused(memories: MemoryService, clock: Man
 
 
 def test_a_correction_supersedes_and_keeps_the_old_version_as_history(
-    memories: MemoryService, store: Store, clock: ManualClock
+    memories: MemoryService, stores: Stores, clock: ManualClock
 ) -> None:
     pune = memories.create(ALICE, NewMemory(text="Lives in Pune.", category="location")).memory
     clock.advance(timedelta(days=40))
@@ -140,21 +141,21 @@ def test_history_cannot_be_corrected(memories: MemoryService) -> None:
 
 
 def test_an_unchanged_correction_writes_no_new_version(
-    memories: MemoryService, store: Store
+    memories: MemoryService, stores: Stores
 ) -> None:
     tea = memories.create(ALICE, NewMemory(text="Likes tea.")).memory
 
     same = memories.correct(ALICE, tea.memory_id, text="Likes tea.")
 
     assert same == tea
-    assert visible_ids(store, ALICE) == {tea.memory_id}
+    assert visible_ids(stores, ALICE) == {tea.memory_id}
 
 
 # ---- delete ---------------------------------------------------------------------------
 
 
 def test_a_deleted_memory_and_its_history_are_gone_from_every_read(
-    memories: MemoryService, store: Store
+    memories: MemoryService, stores: Stores
 ) -> None:
     pune = memories.create(ALICE, NewMemory(text="Lives in Pune.")).memory
     goa = memories.correct(ALICE, pune.memory_id, text="Lives in Goa.")
@@ -163,7 +164,7 @@ def test_a_deleted_memory_and_its_history_are_gone_from_every_read(
     tombstone = memories.delete(ALICE, goa.memory_id)
 
     assert set(tombstone.versions) == {pune.memory_id, goa.memory_id}
-    assert visible_ids(store, ALICE) == {keep.memory_id}
+    assert visible_ids(stores, ALICE) == {keep.memory_id}
     for status in (Status.ACTIVE, Status.SUPERSEDED, Status.CLOSED, None):
         assert goa.memory_id not in [
             m.memory_id for m in memories.list_memories(ALICE, status=status).items
@@ -177,7 +178,7 @@ def test_a_deleted_memory_and_its_history_are_gone_from_every_read(
 
 
 def test_the_tombstone_points_at_every_place_a_copy_may_live(
-    memories: MemoryService, store: Store, clock: ManualClock
+    memories: MemoryService, stores: Stores, clock: ManualClock
 ) -> None:
     conversation_id = new_conversation_id()
     source = message_id_for(conversation_id, 3)
@@ -189,7 +190,7 @@ def test_the_tombstone_points_at_every_place_a_copy_may_live(
 
     assert tombstone.source_message_ids == (source,)
     assert tombstone.conversation_ids == (conversation_id,)
-    assert store.get_tombstone(ALICE, saved.memory_id) == tombstone
+    assert stores.tombstones.get_tombstone(ALICE, saved.memory_id) == tombstone
 
 
 def test_saying_it_again_after_a_delete_creates_a_new_memory(
@@ -206,13 +207,13 @@ def test_saying_it_again_after_a_delete_creates_a_new_memory(
 
 
 def test_forgetting_everything_removes_memories_history_and_profile(
-    memories: MemoryService, store: Store, clock: ManualClock
+    memories: MemoryService, stores: Stores, clock: ManualClock
 ) -> None:
     pune = memories.create(ALICE, NewMemory(text="Lives in Pune.")).memory
     memories.correct(ALICE, pune.memory_id, text="Lives in Goa.")
     for index in range(30):
         memories.create(ALICE, NewMemory(text=f"Fact number {index}."))
-    store.put_profile(
+    stores.user_state.put_profile(
         Profile(
             user_id=ALICE,
             text="Lives in Goa.",
@@ -226,13 +227,13 @@ def test_forgetting_everything_removes_memories_history_and_profile(
     forgotten = memories.forget_everything(ALICE)
 
     assert forgotten == 32
-    assert visible_ids(store, ALICE) == set()
-    assert store.get_profile(ALICE) is None
-    assert len(store.list_tombstones(ALICE)) == 32
-    assert visible_ids(store, BOB) == {bobs.memory_id}
+    assert visible_ids(stores, ALICE) == set()
+    assert stores.user_state.get_profile(ALICE) is None
+    assert len(stores.tombstones.list_tombstones(ALICE)) == 32
+    assert visible_ids(stores, BOB) == {bobs.memory_id}
     clock.advance(timedelta(seconds=1))
     fresh = memories.create(ALICE, NewMemory(text="Starts over.")).memory
-    assert visible_ids(store, ALICE) == {fresh.memory_id}
+    assert visible_ids(stores, ALICE) == {fresh.memory_id}
 
 
 # ---- isolation --------------------------------------------------------------------------
@@ -276,7 +277,7 @@ def test_a_note_holding_a_secret_is_refused(settings: SettingsService) -> None:
 
 
 def test_a_notice_shows_only_memories_that_still_exist(
-    memories: MemoryService, notices: NoticeService, store: Store, clock: ManualClock
+    memories: MemoryService, notices: NoticeService, stores: Stores, clock: ManualClock
 ) -> None:
     veg = memories.create(ALICE, NewMemory(text="Is vegetarian.")).memory
     pune = memories.create(ALICE, NewMemory(text="Lives in Pune.")).memory
@@ -287,7 +288,7 @@ def test_a_notice_shows_only_memories_that_still_exist(
         memory_ids=(veg.memory_id, pune.memory_id),
         created_at=clock.now(),
     )
-    store.add_notice(notice)
+    stores.notices.add_notice(notice)
 
     memories.delete(ALICE, pune.memory_id)
 
@@ -299,7 +300,7 @@ def test_a_notice_shows_only_memories_that_still_exist(
 
 
 def test_undo_deletes_what_the_notice_announced_once(
-    memories: MemoryService, notices: NoticeService, store: Store, clock: ManualClock
+    memories: MemoryService, notices: NoticeService, stores: Stores, clock: ManualClock
 ) -> None:
     veg = memories.create(ALICE, NewMemory(text="Is vegetarian.")).memory
     keep = memories.create(ALICE, NewMemory(text="Likes tea.")).memory
@@ -310,12 +311,12 @@ def test_undo_deletes_what_the_notice_announced_once(
         memory_ids=(veg.memory_id,),
         created_at=clock.now(),
     )
-    store.add_notice(notice)
+    stores.notices.add_notice(notice)
 
     assert notices.undo(ALICE, notice.notice_id) == [veg.memory_id]
     assert notices.undo(ALICE, notice.notice_id) == []
 
-    assert visible_ids(store, ALICE) == {keep.memory_id}
+    assert visible_ids(stores, ALICE) == {keep.memory_id}
     assert notices.pending(ALICE) == []
     with pytest.raises(NoticeNotFound):
         notices.undo(BOB, notice.notice_id)

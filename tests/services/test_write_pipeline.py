@@ -12,13 +12,15 @@ from chatmemory.adapters.local_jobs import QueuedJobs
 from chatmemory.domain.events import Actor, Op
 from chatmemory.domain.ids import message_id_for
 from chatmemory.domain.memory import StatedBy, Status
-from chatmemory.ports import MemoryQuery, Store
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.stores import Stores
+from chatmemory.services.pipeline import ProfileRebuilt
 from tests.support.product import ALICE, IDLE, Product
 
 
 @pytest.fixture
-def product(store: Store, clock: ManualClock) -> Product:
-    return Product(store, clock)
+def product(stores: Stores, clock: ManualClock) -> Product:
+    return Product(stores, clock)
 
 
 def test_a_quiet_conversation_is_read_once_and_its_facts_remembered(product: Product) -> None:
@@ -32,19 +34,21 @@ def test_a_quiet_conversation_is_read_once_and_its_facts_remembered(product: Pro
         "Lives in Pune.",
         "Works as a backend engineer at Acme Corp.",
     ]
-    pune = next(m for m in product.store.iter_memories(ALICE) if m.text == "Lives in Pune.")
+    pune = next(
+        m for m in product.stores.memories.iter_memories(ALICE) if m.text == "Lives in Pune."
+    )
     assert (
         pune.stated_by is StatedBy.USER and pune.key == "home_city" and pune.room_id == conversation
     )
     assert pune.evidence == (pune.source_message_id,) and pune.source_message_id.endswith("_1")  # type: ignore[union-attr]
-    assert [(e.op, e.actor) for e in product.store.list_events(ALICE, pune.memory_id)] == [
+    assert [(e.op, e.actor) for e in product.stores.events.list_events(ALICE, pune.memory_id)] == [
         (Op.ADD, Actor.EXTRACTOR)
     ]
-    state = product.store.get_conversation(ALICE, conversation)
+    state = product.stores.conversations.get_conversation(ALICE, conversation)
     assert state is not None and state.extracted_upto_seq == state.last_seq
 
 
-def test_the_idle_timer_debounces_a_burst_of_messages(product: Product, store: Store) -> None:
+def test_the_idle_timer_debounces_a_burst_of_messages(product: Product, stores: Stores) -> None:
     conversation = product.say("I'm vegetarian.").conversation_id
     product.clock.advance(timedelta(minutes=9))
     product.say("and I live in Pune.", conversation)  # re-arms the timer
@@ -64,7 +68,7 @@ def test_a_fact_said_again_is_not_remembered_twice(product: Product) -> None:
     product.go_quiet()
 
     assert product.active() == ["Is vegetarian."]
-    [memory] = list(product.store.iter_memories(ALICE))
+    [memory] = list(product.stores.memories.iter_memories(ALICE))
     assert memory.meta.get("seen") == 2 and len(memory.evidence) == 2
     assert memory.evidence[0] == message_id_for(first, 1)
 
@@ -77,9 +81,11 @@ def test_a_move_supersedes_the_old_city_and_keeps_it_as_history(product: Product
     product.go_quiet()
 
     assert product.active() == ["Lives in Bengaluru."]
-    [old] = product.store.list_memories(ALICE, MemoryQuery(status=Status.SUPERSEDED)).items
+    [old] = product.stores.memories.list_memories(
+        ALICE, MemoryQuery(status=Status.SUPERSEDED)
+    ).items
     assert old.text == "Lives in Pune." and old.closed_by is not None
-    new = product.store.get_memory(ALICE, old.closed_by)
+    new = product.stores.memories.get_memory(ALICE, old.closed_by)
     assert new is not None and new.supersedes == old.memory_id
     history = product.memories.history(ALICE, new.memory_id)
     assert [e.op for e in history] == [Op.ADD, Op.UPDATE, Op.ADD]
@@ -93,7 +99,7 @@ def test_a_fact_that_stopped_being_true_is_closed_not_deleted(product: Product) 
     product.go_quiet()
 
     assert product.active() == []
-    [closed] = product.store.list_memories(ALICE, MemoryQuery(status=Status.CLOSED)).items
+    [closed] = product.stores.memories.list_memories(ALICE, MemoryQuery(status=Status.CLOSED)).items
     assert closed.text == "Works as a teacher at Oakridge School." and closed.valid_to is not None
 
 
@@ -112,7 +118,7 @@ def test_a_pasted_document_plants_no_memory(product: Product) -> None:
 
 
 def test_the_assistants_words_and_secrets_are_never_remembered(
-    product: Product, store: Store
+    product: Product, stores: Stores
 ) -> None:
     conversation = product.say("remember that my PIN is 4821").conversation_id
     product.say("what is the capital of Peru?", conversation)
@@ -120,7 +126,7 @@ def test_the_assistants_words_and_secrets_are_never_remembered(
     product.go_quiet()
 
     assert product.active() == []
-    run = next(iter(store.list_conversations(ALICE)))
+    run = next(iter(stores.conversations.list_conversations(ALICE)))
     assert run.extracted_upto_seq == run.last_seq  # read, and nothing kept
 
 
@@ -136,36 +142,38 @@ def test_temporary_chats_and_switched_off_memory_are_never_read(product: Product
     assert product.active() == []
 
 
-def test_every_step_can_run_twice_without_changing_anything(product: Product, store: Store) -> None:
+def test_every_step_can_run_twice_without_changing_anything(
+    product: Product, stores: Stores
+) -> None:
     conversation = product.say("I'm vegetarian and I live in Pune.").conversation_id
-    state = store.get_conversation(ALICE, conversation)
+    state = stores.conversations.get_conversation(ALICE, conversation)
     assert state is not None
 
     first = product.pipeline.extract(ALICE, conversation, state.last_seq)
     assert product.pipeline.extract(ALICE, conversation, state.last_seq) == first
-    routed = product.pipeline.route(ALICE, first["run_id"])
-    assert product.pipeline.route(ALICE, first["run_id"]) == routed
+    routed = product.pipeline.route(ALICE, first.run_id)
+    assert product.pipeline.route(ALICE, first.run_id) == routed
     product.pipeline.rebuild_profile(ALICE, "assistant")
-    assert product.pipeline.rebuild_profile(ALICE, "assistant") == {"rebuilt": False}
-    notice = product.pipeline.notify(ALICE, first["run_id"])
-    assert product.pipeline.notify(ALICE, first["run_id"]) == notice
+    assert product.pipeline.rebuild_profile(ALICE, "assistant") == ProfileRebuilt(rebuilt=False)
+    notice = product.pipeline.notify(ALICE, first.run_id)
+    assert product.pipeline.notify(ALICE, first.run_id) == notice
 
-    assert routed["written"] == 2 and product.active() == ["Is vegetarian.", "Lives in Pune."]
-    assert len(store.list_notices(ALICE)) == 1
+    assert routed.written == 2 and product.active() == ["Is vegetarian.", "Lives in Pune."]
+    assert len(stores.notices.list_notices(ALICE)) == 1
 
 
 def test_the_profile_is_built_from_stated_facts_and_rebuilt_when_they_change(
-    product: Product, store: Store
+    product: Product, stores: Stores
 ) -> None:
     product.say("I'm vegetarian and I live in Pune.")
     product.go_quiet()
-    profile = store.get_profile(ALICE)
+    profile = stores.user_state.get_profile(ALICE)
     assert profile is not None and "Lives in Pune." in profile.text and len(profile.built_from) == 2
 
     product.say("I moved to Bengaluru.")
     product.go_quiet()
 
-    rebuilt = store.get_profile(ALICE)
+    rebuilt = stores.user_state.get_profile(ALICE)
     assert (
         rebuilt is not None and "Lives in Bengaluru." in rebuilt.text and "Pune" not in rebuilt.text
     )

@@ -9,7 +9,7 @@ from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.hashing_embedder import HashingEmbedder
 from chatmemory.adapters.local_jobs import QueuedJobs
 from chatmemory.adapters.offline_model import OfflineModel
-from chatmemory.ports import Store
+from chatmemory.ports.stores import Stores
 from chatmemory.services.chat import ChatRequest, ChatResult, ChatService
 from chatmemory.services.context import ContextService
 from chatmemory.services.folding import Folder
@@ -29,24 +29,24 @@ IDLE = timedelta(minutes=10)
 class Product:
     """Chat + the write pipeline, wired as config wires them (hashing vectors, a queue)."""
 
-    def __init__(self, store: Store, clock: ManualClock) -> None:
+    def __init__(self, stores: Stores, clock: ManualClock) -> None:
         embedder, model = HashingEmbedder(), OfflineModel()
-        index = ExactIndex(store)
-        self.store, self.clock = store, clock
-        self.memories = MemoryService(store, clock, MemoryIndexer(embedder, index))
-        self.settings = SettingsService(store, clock)
-        self.notices = NoticeService(store, clock, self.memories)
+        index = ExactIndex(stores.recall)
+        self.stores, self.clock = stores, clock
+        self.memories = MemoryService(stores, clock, MemoryIndexer(embedder, index))
+        self.settings = SettingsService(stores, clock)
+        self.notices = NoticeService(stores, clock, self.memories)
         relevance = RelevanceModel(embedder, params_for(embedder.name, threshold=0.25))
         self.context = ContextService(
-            store, clock, Retriever(store, embedder, index, clock, relevance)
+            stores, clock, Retriever(stores, embedder, index, clock, relevance)
         )
         context = self.context
         self.pipeline = WritePipeline(
-            store, clock, model=model, memories=self.memories, embedder=embedder, index=index
+            stores, clock, model=model, memories=self.memories, embedder=embedder, index=index
         )
-        self.idle = IdleTrigger(store, clock, InProcessPipeline(self.pipeline), idle_after=IDLE)
+        self.idle = IdleTrigger(stores, clock, InProcessPipeline(self.pipeline), idle_after=IDLE)
         self.jobs = QueuedJobs(clock)
-        folder = Folder(store, clock, model)
+        folder = Folder(stores, clock, model)
         self.jobs.bind(
             lambda job: (
                 folder.fold(job.user_id, job.conversation_id)
@@ -55,7 +55,7 @@ class Product:
             )
         )
         self.chat = ChatService(
-            store,
+            stores,
             clock,
             context=context,
             model=model,
@@ -80,4 +80,4 @@ class Product:
         return self.jobs.run_due()
 
     def active(self) -> list[str]:
-        return sorted(m.text for m in self.store.iter_memories(ALICE))
+        return sorted(m.text for m in self.stores.memories.iter_memories(ALICE))

@@ -1,4 +1,4 @@
-"""Builds each Store adapter for tests: SQLite in a temp folder, DynamoDB under moto."""
+"""Builds each backend's stores for tests: SQLite in a temp folder, DynamoDB under moto."""
 
 from __future__ import annotations
 
@@ -13,8 +13,9 @@ import boto3
 from moto import mock_aws
 from moto.core.botocore_stubber import BotocoreStubber
 
-from chatmemory.adapters.sqlite_store import SqliteStore
-from chatmemory.ports import Clock, Store
+from chatmemory.adapters.sqlite import Database, sqlite_stores
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.stores import Stores
 from tests.support.template import create_table_from_template
 
 STORE_KINDS = ("sqlite", "dynamodb")
@@ -34,22 +35,22 @@ TABLE = "chatmemory-test"
 
 
 @contextmanager
-def open_store(kind: str, clock: Clock, tmp_path: Path) -> Iterator[Store]:
-    """A fresh, empty store of the given kind (AWS credentials must already be fake)."""
+def open_stores(kind: str, clock: Clock, tmp_path: Path) -> Iterator[Stores]:
+    """Fresh, empty stores of the given kind (AWS credentials must already be fake)."""
     if kind == "sqlite":
-        store = SqliteStore(tmp_path / "chatmemory.sqlite3", clock=clock)
+        database = Database(tmp_path / "chatmemory.sqlite3", clock=clock)
         try:
-            yield store
+            yield sqlite_stores(database)
         finally:
-            store.close()
+            database.close()
     elif kind == "dynamodb":
-        from chatmemory.adapters.dynamodb_store import DynamoDbStore  # noqa: PLC0415
+        from chatmemory.adapters.dynamodb import dynamodb_stores  # noqa: PLC0415
 
         with (
             mock_aws(),
             mock.patch.object(BotocoreStubber, "process_request", _one_request_at_a_time),
         ):
             create_table_from_template(boto3.client("dynamodb", region_name=REGION), TABLE)
-            yield DynamoDbStore(table_name=TABLE, region=REGION, clock=clock)
+            yield dynamodb_stores(table_name=TABLE, region=REGION, clock=clock)
     else:  # pragma: no cover - a typo in a parametrisation
         raise ValueError(kind)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from chatmemory.adapters.offline_model import LABEL, OfflineModel
 from chatmemory.domain.prompt import ContextBlocks, RememberedLine, Turn, render
 from chatmemory.domain.tokens import estimate_tokens
-from chatmemory.ports import ReplyDelta, ReplyDone, ToolCall
+from chatmemory.ports.model import ReplyDelta, ReplyDone, ToolCall
 from chatmemory.services.chat import SAVE_MEMORY
 
 RECALLED = (

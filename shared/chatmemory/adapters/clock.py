@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 from chatmemory.domain.time import require_utc
-from chatmemory.ports import Clock
+from chatmemory.ports.clock import Clock
 
 
 class SystemClock(Clock):

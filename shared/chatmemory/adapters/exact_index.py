@@ -18,7 +18,9 @@ import numpy.typing as npt
 
 from chatmemory.domain import rules, vectors
 from chatmemory.domain.memory import Memory
-from chatmemory.ports import MemoryDigest, Store, VectorHit, VectorIndex, Vectors
+from chatmemory.ports.embedder import Vectors
+from chatmemory.ports.recall_source import MemoryDigest, RecallSource
+from chatmemory.ports.vector_index import VectorHit, VectorIndex
 
 _CACHED_USERS = 64
 
@@ -37,8 +39,8 @@ class _UserMatrix:
 class ExactIndex(VectorIndex):
     refresh_lag_seconds = 0.0
 
-    def __init__(self, store: Store) -> None:
-        self._store = store
+    def __init__(self, source: RecallSource) -> None:
+        self._source = source
         self._users: OrderedDict[tuple[str, str | None], _UserMatrix] = OrderedDict()
         self._rows: dict[tuple[str, str], tuple[str, Vectors]] = {}  # (user, id) → (version, rows)
         self._lock = threading.Lock()
@@ -57,7 +59,7 @@ class ExactIndex(VectorIndex):
         rules.user_id(user_id)
         if k <= 0:
             return []
-        digests = self._store.memory_digests(user_id, persona)
+        digests = self._source.memory_digests(user_id, persona)
         state = self._matrix(user_id, persona, digests)
         if not state.digests:
             return []
@@ -100,7 +102,7 @@ class ExactIndex(VectorIndex):
                 for d in digests
                 if self._rows.get((user_id, d.memory_id), ("", None))[0] != d.version
             ]
-        fetched = self._store.memory_embeddings(user_id, stale) if stale else {}
+        fetched = self._source.memory_embeddings(user_id, stale) if stale else {}
         versions = {d.memory_id: d.version for d in digests}
         with self._lock:
             for memory_id in stale:

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from chatmemory.ports import Embedder, Vectors
+from chatmemory.ports.embedder import Embedder, Vectors
 
 _WORD = re.compile(r"\w+", re.UNICODE)
 

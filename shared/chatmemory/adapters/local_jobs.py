@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from chatmemory.domain.purge import PurgeRequest
-from chatmemory.ports import Clock, Jobs, PurgeStarter
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.jobs import Jobs, PurgeStarter
 
 log = logging.getLogger(__name__)
 

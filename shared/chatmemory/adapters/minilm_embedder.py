@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from chatmemory.ports import Embedder, Vectors
+from chatmemory.ports.embedder import Embedder, Vectors
 
 log = logging.getLogger(__name__)
 

@@ -21,7 +21,7 @@ from chatmemory.domain.routing import RouteDecision
 from chatmemory.domain.secrets import without_secrets
 from chatmemory.domain.tokens import estimate_tokens
 from chatmemory.domain.uses import CATEGORY_KEYS, category_by_words
-from chatmemory.ports import (
+from chatmemory.ports.model import (
     Model,
     ReplyDelta,
     ReplyDone,

@@ -42,7 +42,9 @@ from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.vectors import unpack_rows
-from chatmemory.ports import Clock, VectorHit, VectorIndex, Vectors
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.embedder import Vectors
+from chatmemory.ports.vector_index import VectorHit, VectorIndex
 
 VECTOR_FIELD = "embedding"
 DEFAULT_REFRESH_LAG_SECONDS = 60.0  # classic vector collections; NextGen refreshes in ~10 s

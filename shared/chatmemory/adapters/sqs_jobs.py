@@ -14,7 +14,8 @@ from typing import Any
 
 from chatmemory.adapters.clock import SystemClock
 from chatmemory.domain.time import require_utc
-from chatmemory.ports import Clock, Jobs
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.jobs import Jobs
 
 log = logging.getLogger(__name__)
 

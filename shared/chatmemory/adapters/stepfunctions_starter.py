@@ -23,7 +23,7 @@ from typing import Any
 
 from chatmemory.domain.purge import PurgeRequest
 from chatmemory.domain.time import to_storage
-from chatmemory.ports import PipelineStarter, PurgeStarter
+from chatmemory.ports.jobs import PipelineStarter, PurgeStarter
 
 # StartExecution: 1-80 characters of [A-Za-z0-9_-] (no spaces, brackets, wildcards or
 # control characters; names with other characters break CloudWatch metrics).

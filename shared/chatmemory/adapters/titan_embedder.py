@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from chatmemory.domain.errors import InvalidField
-from chatmemory.ports import Embedder, Vectors
+from chatmemory.ports.embedder import Embedder, Vectors
 
 TITAN_V2 = "amazon.titan-embed-text-v2:0"
 _DIMENSIONS = (256, 512, 1024)  # what Titan V2 can produce

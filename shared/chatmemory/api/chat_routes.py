@@ -14,12 +14,12 @@ from chatmemory.api.schemas import (
     RememberedOut,
     TurnOut,
 )
-from chatmemory.api.telemetry import count
 from chatmemory.config import container
-from chatmemory.ports import ReplyDelta
+from chatmemory.ports.model import ReplyDelta
 from chatmemory.services.chat import ChatRequest as ChatTurn
 from chatmemory.services.chat import ChatResult
 from chatmemory.services.context import BuiltContext, ContextRequest
+from chatmemory.telemetry import count
 
 router = Router()
 _TAGS = ["chat"]

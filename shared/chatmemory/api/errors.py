@@ -12,8 +12,8 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
-from chatmemory.api.identity import Unauthorized
-from chatmemory.api.telemetry import count, logger
+from chatmemory.api.identity import NOT_AUTHENTICATED, InvalidToken, Unauthorized
+from chatmemory.config import ConfigurationError
 from chatmemory.domain.errors import (
     ConcurrentChange,
     DomainError,
@@ -24,6 +24,7 @@ from chatmemory.domain.errors import (
     NotFound,
     SecretRefused,
 )
+from chatmemory.telemetry import count, logger
 
 MAX_BODY_BYTES = 64 * 1024
 _NAMEABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]{0,40}(?:\.[A-Za-z0-9_]{1,40}){0,3}")
@@ -84,7 +85,7 @@ def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str]:
     return "validation_error", f"{where} field '{label}' {reason}{suffix}"
 
 
-_INTERNAL = (
+INTERNAL_ERROR = (
     HTTPStatus.INTERNAL_SERVER_ERROR,
     "internal_error",
     "something went wrong on our side; the request was not applied",
@@ -96,6 +97,8 @@ _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], .
     (InstructionRefused, HTTPStatus.BAD_REQUEST, "instruction_refused", str),
     # Only the request body is decoded from bytes here: JSON that is not UTF-8 (docs/api.md).
     (UnicodeDecodeError, HTTPStatus.BAD_REQUEST, "malformed_json", lambda _: NOT_JSON),
+    # The reason a token failed is for logs; the caller learns only that it did.
+    (InvalidToken, HTTPStatus.UNAUTHORIZED, "unauthorized", lambda _: NOT_AUTHENTICATED),
     (Unauthorized, HTTPStatus.UNAUTHORIZED, "unauthorized", str),
     (NotFound, HTTPStatus.NOT_FOUND, "not_found", lambda e: f"{e.kind} not found"),
     (ConcurrentChange, HTTPStatus.CONFLICT, "conflict", str),
@@ -122,7 +125,12 @@ def describe_error(exc: Exception) -> tuple[HTTPStatus, str, str]:
     for kind, status, code, message in _MAPPING:
         if isinstance(exc, kind):
             return status, code, message(exc)
-    return _INTERNAL
+    return INTERNAL_ERROR
+
+
+def challenge(status: HTTPStatus) -> dict[str, str] | None:
+    """The headers a refusal carries: a 401 says which scheme to authenticate with."""
+    return {"WWW-Authenticate": "Bearer"} if status == HTTPStatus.UNAUTHORIZED else None
 
 
 def register_error_handlers(app: APIGatewayHttpResolver) -> None:
@@ -139,8 +147,7 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
         metric = _METRICS.get(code)
         if metric:
             count(metric)
-        headers = {"WWW-Authenticate": "Bearer"} if status == HTTPStatus.UNAUTHORIZED else None
-        return error_response(status, code, message, headers)
+        return error_response(status, code, message, challenge(status))
 
     @app.not_found
     def _no_route(_: NotFoundError) -> Response[str]:
@@ -156,8 +163,15 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
             )
         return error_response(HTTPStatus.NOT_FOUND, "not_found", "no such route")
 
+    @app.exception_handler(ConfigurationError)
+    def _misconfigured(exc: ConfigurationError) -> Response[str]:
+        # The deployment's fault, not the caller's: a 500 that names nothing, while the log
+        # tells the operator which settings and why (never their values).
+        logger.error("configuration error", extra={"settings": exc.problems})
+        return error_response(*INTERNAL_ERROR)
+
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response[str]:
         # The type only: exception messages may quote user text, which never goes to logs.
         logger.error("unhandled error", extra={"error_type": type(exc).__name__})
-        return error_response(*_INTERNAL)
+        return error_response(*INTERNAL_ERROR)

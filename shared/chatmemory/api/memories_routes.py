@@ -25,11 +25,11 @@ from chatmemory.api.schemas import (
     StatusFilter,
     UndoOut,
 )
-from chatmemory.api.telemetry import count
 from chatmemory.config import container
 from chatmemory.domain import rules
 from chatmemory.domain.memory import Status
 from chatmemory.services.memories import NewMemory
+from chatmemory.telemetry import count
 
 router = Router()
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from enum import StrEnum
@@ -63,6 +65,61 @@ class Conversation:
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
+
+    @property
+    def awaiting_extraction(self) -> bool:
+        """True while it has user messages the write pipeline has not read.
+
+        Never for a temporary chat, which nothing reads: the sweep lists only these.
+        """
+        return (
+            not self.temporary
+            and self.last_user_message_at is not None
+            and self.extracted_upto_seq < self.last_seq
+        )
+
+    def numbered(self, messages: Sequence[NewMessage], at: datetime) -> list[Message]:
+        """`messages` as the next ones of this conversation: seq last_seq+1, +2, …
+
+        They expire with the conversation. The store writes them together with
+        `appended`, guarded on `last_seq`, so two appends can never take the same seq.
+        """
+        return [
+            Message(
+                user_id=self.user_id,
+                conversation_id=self.conversation_id,
+                seq=self.last_seq + offset,
+                role=new.role,
+                content=new.content,
+                tokens=new.tokens,
+                created_at=at,
+                expires_at=self.expires_at,
+                memories_used=new.memories_used,
+            )
+            for offset, new in enumerate(messages, start=1)
+        ]
+
+    def appended(self, stored: Sequence[Message], at: datetime) -> Conversation:
+        """The conversation once `stored` (from `numbered`) are its newest messages."""
+        if not stored:
+            return self
+        said = any(message.role is Role.USER for message in stored)
+        return dataclasses.replace(
+            self,
+            last_seq=stored[-1].seq,
+            updated_at=max(self.updated_at, at),
+            last_user_message_at=at if said else self.last_user_message_at,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NewMessage:
+    """A message to append; the conversation gives it its sequence number."""
+
+    role: Role
+    content: str
+    tokens: int
+    memories_used: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)

@@ -11,9 +11,13 @@ from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
-from chatmemory.adapters.clock import SystemClock
-from chatmemory.adapters.local_jobs import QueuedJobs
-from chatmemory.config import Container, Settings, quiet_local_runtime, use_container
+from chatmemory.config import (
+    ConfigurationError,
+    Container,
+    Settings,
+    quiet_local_runtime,
+    use_container,
+)
 from chatmemory.domain.errors import InvalidField
 from chatmemory.local.running import record_running_server, running_server
 from chatmemory.local.server import LocalGateway, LocalServer
@@ -70,7 +74,7 @@ def serve(args: argparse.Namespace) -> int:
     settings = _settings(args.state_dir)
     quiet_local_runtime()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
-    container = Container(settings, SystemClock())
+    container = Container(settings)
     use_container(container)
     gateway = LocalGateway(settings.project_root, _tokens(settings))
     try:
@@ -80,8 +84,8 @@ def serve(args: argparse.Namespace) -> int:
         print(f"error: cannot listen on {args.host}:{args.port}: {reason}", file=sys.stderr)
         return 2
     stop = threading.Event()
-    jobs = container.jobs
-    if isinstance(jobs, QueuedJobs):  # folds, idle pipelines and purges run off the request path
+    jobs = container.jobs_run_here
+    if jobs is not None:  # folds, idle pipelines and purges run off the request path
         threading.Thread(target=jobs.run_forever, args=(stop,), name="jobs", daemon=True).start()
     server.start()  # connections are accepted at once; /v1/health says "starting" until ready
     print(
@@ -111,7 +115,7 @@ def token(args: argparse.Namespace) -> int:
     settings = _settings(args.state_dir, follow_server=True)
     try:
         minted = _tokens(settings).issue(
-            args.user_id, SystemClock().now(), ttl=timedelta(hours=args.hours)
+            args.user_id, Container(settings).clock.now(), ttl=timedelta(hours=args.hours)
         )
     except InvalidField as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -125,15 +129,17 @@ def flush(args: argparse.Namespace) -> int:
     server uses (SQLite in WAL mode lets both work on it at once)."""
     settings = _settings(args.state_dir, follow_server=True)
     quiet_local_runtime()
-    container = Container(settings, SystemClock())
+    container = Container(settings)
     use_container(container)
     started = container.idle.sweep(now_or_never=True)
     # Purges a server queued but did not finish (it stopped, or a step failed) run here.
     purges = container.purge_sweep.sweep(now_or_never=True)
-    jobs = container.jobs
-    if isinstance(jobs, QueuedJobs):
+    jobs = container.jobs_run_here
+    if jobs is not None:
         jobs.run_pending()
-    left = len(container.store.pending_purges(deleted_before=container.clock.now(), limit=100))
+    left = len(
+        container.stores.tombstones.pending_purges(deleted_before=container.clock.now(), limit=100)
+    )
     print(f"ran {started} write pipeline run(s) and {purges} purge(s)", flush=True)
     if left:
         print(f"{left} user(s) still have deletions waiting to be purged", file=sys.stderr)
@@ -169,7 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
-    status: int = args.run(args)
+    try:
+        status: int = args.run(args)
+    except ConfigurationError as exc:  # names the setting and why, never its value
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     return status
 
 

@@ -17,24 +17,17 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from chatmemory.domain import rules, write_filter
-from chatmemory.domain.conversation import Conversation, Role
+from chatmemory.domain.conversation import Conversation, NewMessage, Role
 from chatmemory.domain.errors import DomainError, InvalidField, ModelUnavailable
 from chatmemory.domain.events import Actor, MemoryEvent, Op
 from chatmemory.domain.extraction import looks_pasted
 from chatmemory.domain.ids import new_conversation_id, new_event_id
 from chatmemory.domain.secrets import find_secret, without_secrets
 from chatmemory.domain.tokens import estimate_tokens
-from chatmemory.ports import (
-    Clock,
-    Jobs,
-    Model,
-    NewMessage,
-    ReplyDelta,
-    ReplyDone,
-    Store,
-    ToolCall,
-    ToolSpec,
-)
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.jobs import Jobs
+from chatmemory.ports.model import Model, ReplyDelta, ReplyDone, ToolCall, ToolSpec
+from chatmemory.ports.stores import Stores
 from chatmemory.services.context import BuiltContext, ContextRequest, ContextService
 from chatmemory.services.folding import fold_due, turns_of
 from chatmemory.services.idle import IDLE_AFTER
@@ -173,7 +166,7 @@ def _without_secret(new: NewMemory) -> tuple[NewMemory, str]:
 class ChatService:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         clock: Clock,
         *,
         context: ContextService,
@@ -182,7 +175,7 @@ class ChatService:
         jobs: Jobs,
         idle_after: timedelta = IDLE_AFTER,
     ) -> None:
-        self._store = store
+        self._stores = stores
         self._clock = clock
         self._context = context
         self._model = model
@@ -248,7 +241,7 @@ class ChatService:
         else:
             conversation_id = conversation.conversation_id
         used = built.memories_used
-        user_message, reply_message = self._store.append_messages(
+        user_message, reply_message = self._stores.conversations.append_messages(
             request.user_id,
             conversation_id,
             [
@@ -262,14 +255,14 @@ class ChatService:
         if not built.memory_on and not built.temporary:
             # Said while memory was off: never read later, even once it is back on.
             read_upto = conversation.extracted_upto_seq if conversation else 0
-            self._store.advance_extraction(
+            self._stores.conversations.advance_extraction(
                 request.user_id,
                 conversation_id,
                 upto_seq=reply_message.seq,
                 expected_upto_seq=read_upto,
             )
         if used:
-            self._store.record_use(
+            self._stores.memories.record_use(
                 request.user_id, used, now, [self._use_event(request.user_id, m, now) for m in used]
             )
         self._background(request.user_id, conversation_id, now, arm_idle=built.memory_on)
@@ -320,10 +313,10 @@ class ChatService:
             log.warning("background work not queued", extra={"error_type": type(exc).__name__})
 
     def _maybe_fold(self, user_id: str, conversation_id: str) -> None:
-        conversation = self._store.get_conversation(user_id, conversation_id)
+        conversation = self._stores.conversations.get_conversation(user_id, conversation_id)
         if conversation is None:
             return
-        window = self._store.list_messages(
+        window = self._stores.conversations.list_messages(
             user_id, conversation_id, after_seq=conversation.summary_upto_seq
         )
         user_turns = sum(1 for turn in turns_of(window) if turn[0].role is Role.USER)
@@ -335,7 +328,7 @@ class ChatService:
         return MemoryEvent(
             user_id=user_id,
             memory_id=memory_id,
-            event_id=new_event_id(),
+            event_id=new_event_id(at),
             op=Op.USE,
             actor=Actor.SYSTEM,
             at=at,

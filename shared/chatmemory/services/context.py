@@ -28,7 +28,8 @@ from chatmemory.domain.prompt import (
     render,
 )
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.ports import Clock, Store
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.stores import Stores
 from chatmemory.services.retrieval import Recalled, Retriever, recall_safely
 
 log = logging.getLogger(__name__)
@@ -73,12 +74,12 @@ class BuiltContext:
 class ContextService:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         clock: Clock,
         retriever: Retriever,
         system_prompt: str | None = None,
     ) -> None:
-        self._store = store
+        self._stores = stores
         self._clock = clock
         self._retriever = retriever
         self._system = system_prompt or chat_system_prompt()
@@ -89,11 +90,11 @@ class ContextService:
             conversation.persona if conversation else rules.DEFAULT_PERSONA
         )
         temporary = request.temporary or bool(conversation and conversation.temporary)
-        settings = self._store.get_settings(request.user_id)
+        settings = self._stores.user_state.get_settings(request.user_id)
         memory_on = settings.allows(persona) and not temporary
 
         pending = (
-            self._store.list_tombstones(request.user_id, unpurged_only=True)
+            self._stores.tombstones.list_tombstones(request.user_id, unpurged_only=True)
             if memory_on or conversation
             else []
         )
@@ -140,7 +141,9 @@ class ContextService:
             return None
         if not is_conversation_id(request.conversation_id):
             raise ConversationNotFound(request.conversation_id)
-        conversation = self._store.get_conversation(request.user_id, request.conversation_id)
+        conversation = self._stores.conversations.get_conversation(
+            request.user_id, request.conversation_id
+        )
         if conversation is None:
             raise ConversationNotFound(request.conversation_id)
         if request.temporary and not conversation.temporary:
@@ -158,7 +161,7 @@ class ContextService:
     ) -> tuple[str, tuple[Turn, ...]]:
         if conversation is None:
             return "", ()
-        messages: list[Message] = self._store.list_messages(
+        messages: list[Message] = self._stores.conversations.list_messages(
             conversation.user_id,
             conversation.conversation_id,
             after_seq=conversation.summary_upto_seq,
@@ -184,11 +187,11 @@ class ContextService:
         used = {memory_id for m in messages for memory_id in m.memories_used}
         if not used:
             return set()
-        gone = used - self._store.visible_ids(user_id, sorted(used))
+        gone = used - self._stores.memories.visible_ids(user_id, sorted(used))
         return {m.seq for m in messages if gone.intersection(m.memories_used)}
 
     def _profile(self, user_id: str, persona: str, pending: list[Tombstone]) -> str:
-        profile = self._store.get_profile(user_id, persona)
+        profile = self._stores.user_state.get_profile(user_id, persona)
         if profile is None:
             return ""
         deleted = {version for tombstone in pending for version in tombstone.versions}

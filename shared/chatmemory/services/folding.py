@@ -19,7 +19,9 @@ from chatmemory.domain.errors import ConcurrentChange, ModelUnavailable
 from chatmemory.domain.prompt import Turn
 from chatmemory.domain.tokens import estimate_tokens
 from chatmemory.domain.write_filter import redact_secrets
-from chatmemory.ports import Clock, Model, Store
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.model import Model
+from chatmemory.ports.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -66,18 +68,18 @@ def fold_due(unsummarized_user_turns: int) -> bool:
 
 
 class Folder:
-    def __init__(self, store: Store, clock: Clock, model: Model) -> None:
-        self._store = store
+    def __init__(self, stores: Stores, clock: Clock, model: Model) -> None:
+        self._stores = stores
         self._clock = clock
         self._model = model
 
     def fold(self, user_id: str, conversation_id: str) -> FoldOutcome:
         """Fold the oldest 4 turns if the window is full; idempotent, and race-safe: the
         write applies only if no other fold moved the summary since this one read it."""
-        conversation = self._store.get_conversation(user_id, conversation_id)
+        conversation = self._stores.conversations.get_conversation(user_id, conversation_id)
         if conversation is None:
             return FoldOutcome(folded=False)
-        window = self._store.list_messages(
+        window = self._stores.conversations.list_messages(
             user_id, conversation_id, after_seq=conversation.summary_upto_seq
         )
         turns = turns_of(window)
@@ -89,7 +91,9 @@ class Folder:
         deleted = self._deleted_sources(conversation)
         try:
             if rebuild:
-                everything = self._store.list_messages(user_id, conversation_id, upto_seq=upto_seq)
+                everything = self._stores.conversations.list_messages(
+                    user_id, conversation_id, upto_seq=upto_seq
+                )
                 kept, _ = _without(turns_of(everything), deleted)
                 summary = self._model.summarize("", _turns(kept), max_tokens=SUMMARY_TOKENS)
             else:
@@ -106,7 +110,7 @@ class Folder:
             log.warning("fold failed: the model is unavailable")
             raise
         summary = _stored(summary)
-        applied = self._store.update_summary(
+        applied = self._stores.conversations.update_summary(
             user_id,
             conversation_id,
             summary=summary,
@@ -126,11 +130,11 @@ class Folder:
         if no fold moved the summary meanwhile (ConcurrentChange: the step is retried), and
         it moves `fold_count`, so a fold that read the old summary cannot put it back.
         """
-        conversation = self._store.get_conversation(user_id, conversation_id)
+        conversation = self._stores.conversations.get_conversation(user_id, conversation_id)
         if conversation is None or conversation.summary_upto_seq == 0:
             return Rewrite(rewritten=False)
         deleted = self._deleted_sources(conversation)
-        covered = self._store.list_messages(
+        covered = self._stores.conversations.list_messages(
             user_id, conversation_id, upto_seq=conversation.summary_upto_seq
         )
         kept, left_out = _without(turns_of(covered), deleted)
@@ -141,7 +145,7 @@ class Folder:
         except ModelUnavailable:
             log.warning("summary rewrite failed: the model is unavailable")
             raise
-        applied = self._store.update_summary(
+        applied = self._stores.conversations.update_summary(
             user_id,
             conversation_id,
             summary=_stored(summary),
@@ -158,7 +162,7 @@ class Folder:
     def _deleted_sources(self, conversation: Conversation) -> Deleted:
         """What deleted memories left in this conversation: the messages they came from,
         and their ids (a reply that used one quotes it)."""
-        tombstones = self._store.list_tombstones(conversation.user_id)
+        tombstones = self._stores.tombstones.list_tombstones(conversation.user_id)
         return Deleted(
             sources=frozenset(
                 message_id

@@ -12,7 +12,9 @@ from __future__ import annotations
 import logging
 from datetime import timedelta
 
-from chatmemory.ports import Clock, PipelineStarter, Store
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.jobs import PipelineStarter
+from chatmemory.ports.stores import Stores
 
 log = logging.getLogger(__name__)
 
@@ -22,13 +24,13 @@ IDLE_AFTER = timedelta(minutes=10)
 class IdleTrigger:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         clock: Clock,
         starter: PipelineStarter,
         *,
         idle_after: timedelta = IDLE_AFTER,
     ) -> None:
-        self._store = store
+        self._stores = stores
         self._clock = clock
         self._starter = starter
         self.idle_after = idle_after
@@ -38,7 +40,7 @@ class IdleTrigger:
 
         `now_or_never`: skip the quiet period (`chatmemory flush`).
         """
-        conversation = self._store.get_conversation(user_id, conversation_id)
+        conversation = self._stores.conversations.get_conversation(user_id, conversation_id)
         if conversation is None or conversation.temporary:
             return False
         if conversation.extracted_upto_seq >= conversation.last_seq:
@@ -57,7 +59,9 @@ class IdleTrigger:
         while True:
             pending = [
                 p
-                for p in self._store.pending_extractions(said_before=cutoff, limit=batch)
+                for p in self._stores.conversations.pending_extractions(
+                    said_before=cutoff, limit=batch
+                )
                 if p not in seen
             ]
             if not pending:

@@ -16,7 +16,8 @@ import numpy as np
 from chatmemory.domain import rules, vectors
 from chatmemory.domain.memory import Memory
 from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, uses_for
-from chatmemory.ports import Embedder, VectorIndex, Vectors
+from chatmemory.ports.embedder import Embedder, Vectors
+from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.relevance import USES_FROM_CATEGORY
 
 log = logging.getLogger(__name__)

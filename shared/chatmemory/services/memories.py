@@ -26,7 +26,12 @@ from chatmemory.domain.ids import (
 from chatmemory.domain.memory import Memory, StatedBy, Status
 from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.ports import MAX_PAGE, Clock, MemoryQuery, Page, PurgeStarter, Store
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.jobs import PurgeStarter
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.pages import MAX_PAGE, Page
+from chatmemory.ports.stores import Stores
+from chatmemory.services.deletions import Deletions
 from chatmemory.services.indexing import MemoryIndexer
 
 log = logging.getLogger(__name__)
@@ -69,12 +74,13 @@ class MemoryService:
 
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         clock: Clock,
         indexer: MemoryIndexer | None = None,
         purges: PurgeStarter | None = None,
     ) -> None:
-        self._store = store
+        self._stores = stores
+        self._deletions = Deletions(stores)
         self._clock = clock
         self._indexer = indexer
         self._purges = purges
@@ -94,10 +100,10 @@ class MemoryService:
         if persona is not None:
             rules.persona(persona)
         query = MemoryQuery(status=status, persona=persona)
-        return self._store.list_memories(user_id, query, limit=limit, cursor=cursor)
+        return self._stores.memories.list_memories(user_id, query, limit=limit, cursor=cursor)
 
     def get(self, user_id: str, memory_id: str) -> Memory:
-        memory = self._store.get_memory(user_id, memory_id)
+        memory = self._stores.memories.get_memory(user_id, memory_id)
         if memory is None:
             raise MemoryNotFound(memory_id)
         return memory
@@ -108,16 +114,16 @@ class MemoryService:
         Events hold ids and times only, so a deleted memory's history may still be shown;
         an id this user never had is not found.
         """
-        events = list(self._store.list_events(user_id, memory_id))
-        memory = self._store.get_memory(user_id, memory_id)
+        events = list(self._stores.events.list_events(user_id, memory_id))
+        memory = self._stores.memories.get_memory(user_id, memory_id)
         if memory is None and not events:
             raise MemoryNotFound(memory_id)
         seen = {memory_id}
         ancestor = memory.supersedes if memory else None
         while ancestor and ancestor not in seen:
             seen.add(ancestor)
-            events.extend(self._store.list_events(user_id, ancestor))
-            older = self._store.get_memory(user_id, ancestor)
+            events.extend(self._stores.events.list_events(user_id, ancestor))
+            older = self._stores.memories.get_memory(user_id, ancestor)
             ancestor = older.supersedes if older else None
         return sorted(events, key=lambda event: (event.at, event.event_id))
 
@@ -133,17 +139,17 @@ class MemoryService:
         identity = f"stated:{normalise_for_identity(new.text)}"
         for generation in range(_MAX_ID_GENERATIONS):
             memory_id = memory_id_for(user_id, new.persona, identity, generation)
-            if self._store.get_tombstone(user_id, memory_id) is not None:
+            if self._stores.tombstones.get_tombstone(user_id, memory_id) is not None:
                 continue  # an id is never reused after a delete
-            existing = self._store.get_memory(user_id, memory_id)
+            existing = self._stores.memories.get_memory(user_id, memory_id)
             if existing is not None and existing.status is Status.ACTIVE:
                 return Created(existing, created=False)
             memory = self._prepared(self._build(user_id, memory_id, new, now))
-            if self._store.add_memory(memory, [self._event(memory, Op.ADD, actor, now)]):
+            if self._stores.memories.add_memory(memory, [self._event(memory, Op.ADD, actor, now)]):
                 self._publish(memory)
                 return Created(memory, created=True)
         memory = self._prepared(self._build(user_id, new_memory_id(), new, now))
-        self._store.add_memory(memory, [self._event(memory, Op.ADD, actor, now)])
+        self._stores.memories.add_memory(memory, [self._event(memory, Op.ADD, actor, now)])
         self._publish(memory)
         return Created(memory, created=True)
 
@@ -182,7 +188,7 @@ class MemoryService:
         write_filter.check("text", memory.text)
         prepared = self._prepared(memory)
         event = self._event(prepared, Op.ADD, Actor.EXTRACTOR, memory.created_at)
-        if not self._store.add_memory(prepared, [event]):
+        if not self._stores.memories.add_memory(prepared, [event]):
             return False
         self._publish(prepared)
         return True
@@ -197,7 +203,7 @@ class MemoryService:
             self._event(target, Op.UPDATE, actor, at, related=prepared.memory_id),
             self._event(prepared, Op.ADD, actor, at, related=target.memory_id),
         ]
-        self._store.supersede_memory(target.user_id, target.memory_id, prepared, events)
+        self._stores.memories.supersede_memory(target.user_id, target.memory_id, prepared, events)
         self._withdraw(target.user_id, [target.memory_id])
         self._publish(prepared)
         return prepared
@@ -206,7 +212,9 @@ class MemoryService:
         """The fact stopped being true and nothing replaces it: history, never deleted."""
         now = self._clock.now()
         event = self._event(target, Op.CLOSE, actor, now)
-        closed = self._store.close_memory(target.user_id, target.memory_id, now, events=[event])
+        closed = self._stores.memories.close_memory(
+            target.user_id, target.memory_id, now, events=[event]
+        )
         self._withdraw(target.user_id, [target.memory_id])
         return closed
 
@@ -220,19 +228,21 @@ class MemoryService:
         updated = dataclasses.replace(
             memory, meta=meta, evidence=merged, updated_at=max(memory.updated_at, self._clock.now())
         )
-        self._store.put_memory(updated)
+        self._stores.memories.put_memory(updated)
         return updated
 
     def _replaced(self, user_id: str, new: NewMemory, replaces: str | None) -> Memory | None:
         if replaces:
-            named = self._store.get_memory(user_id, replaces)
+            named = self._stores.memories.get_memory(user_id, replaces)
             if named is not None and named.status is Status.ACTIVE:
                 return named
         if not new.key:
             return None
         same_key = [
             memory
-            for memory in self._store.iter_memories(user_id, MemoryQuery(persona=new.persona))
+            for memory in self._stores.memories.iter_memories(
+                user_id, MemoryQuery(persona=new.persona)
+            )
             if memory.key == new.key
         ]
         return same_key[0] if same_key else None  # newest first
@@ -291,7 +301,7 @@ class MemoryService:
             self._event(current, Op.UPDATE, actor, now, related=corrected.memory_id),
             self._event(corrected, Op.ADD, actor, now, related=current.memory_id),
         ]
-        self._store.supersede_memory(user_id, current.memory_id, corrected, events)
+        self._stores.memories.supersede_memory(user_id, current.memory_id, corrected, events)
         self._withdraw(user_id, [current.memory_id])
         self._publish(corrected)
         return corrected
@@ -308,7 +318,7 @@ class MemoryService:
         versions = self._older_versions(user_id, target)
         tombstone = self._tombstone_for(user_id, [target, *versions], actor)
         event = self._event(target, Op.DELETE, actor, tombstone.deleted_at)
-        self._store.tombstone_memories(user_id, [tombstone], [event])
+        self._deletions.tombstone_memories(user_id, [tombstone], [event])
         self._withdraw(user_id, tombstone.versions)
         return tombstone
 
@@ -324,14 +334,14 @@ class MemoryService:
         """
         undone: list[str] = []
         for memory_id in memory_ids:
-            memory = self._store.get_memory(user_id, memory_id)
+            memory = self._stores.memories.get_memory(user_id, memory_id)
             if memory is None or memory.status is not Status.ACTIVE:
                 continue
             tombstone = self._tombstone_for(user_id, [memory], actor)  # this version only
             deleted = self._event(memory, Op.DELETE, actor, tombstone.deleted_at)
             if not self._revert(memory, tombstone, deleted):
                 # It added a memory, or what it replaced is gone since: delete it alone.
-                self._store.tombstone_memories(user_id, [tombstone], [deleted])
+                self._deletions.tombstone_memories(user_id, [tombstone], [deleted])
             self._withdraw(user_id, [memory_id])
             undone.append(memory_id)
         if undone:
@@ -345,14 +355,14 @@ class MemoryService:
         restored_event = MemoryEvent(
             user_id=memory.user_id,
             memory_id=memory.supersedes,
-            event_id=new_event_id(),
+            event_id=new_event_id(tombstone.deleted_at),
             op=Op.RESTORE,
             actor=tombstone.actor,
             at=tombstone.deleted_at,
             related_id=memory.memory_id,
         )
         try:
-            restored = self._store.revert_supersede(
+            restored = self._deletions.revert_supersede(
                 memory.user_id, tombstone, [deleted, restored_event]
             )
         except (ConcurrentChange, MemoryNotFound):
@@ -366,18 +376,18 @@ class MemoryService:
         Returns how many memories were tombstoned. One purge covers them all.
         """
         now = self._clock.now()
-        everything = list(self._store.iter_memories(user_id, MemoryQuery(status=None)))
-        self._store.forget_everything(user_id, now)
+        everything = list(self._stores.memories.iter_memories(user_id, MemoryQuery(status=None)))
+        self._deletions.forget_everything(user_id, now)
         batch: list[Tombstone] = []
         events: list[MemoryEvent] = []
         for memory in everything:
             batch.append(self._tombstone_for(user_id, [memory], Actor.USER, at=now))
             events.append(self._event(memory, Op.DELETE, Actor.USER, now))
             if len(batch) == _TOMBSTONE_BATCH:
-                self._store.tombstone_memories(user_id, batch, events)
+                self._deletions.tombstone_memories(user_id, batch, events)
                 batch, events = [], []
         if batch:
-            self._store.tombstone_memories(user_id, batch, events)
+            self._deletions.tombstone_memories(user_id, batch, events)
         self._withdraw(user_id, [memory.memory_id for memory in everything])
         self._start_purge(user_id, [], now)
         return len(everything)
@@ -410,7 +420,7 @@ class MemoryService:
             self._indexer.withdraw(user_id, memory_ids)
 
     def _require_enabled(self, user_id: str, persona: str) -> None:
-        if not self._store.get_settings(user_id).allows(persona):
+        if not self._stores.user_state.get_settings(user_id).allows(persona):
             raise MemoryDisabled(
                 "memory is switched off for this user or persona; "
                 "turn it on in /v1/memory/settings to save memories"
@@ -441,7 +451,7 @@ class MemoryService:
         current = memory
         while current.supersedes and current.supersedes not in seen:
             seen.add(current.supersedes)
-            previous = self._store.get_memory(user_id, current.supersedes)
+            previous = self._stores.memories.get_memory(user_id, current.supersedes)
             if previous is None:
                 break
             older.append(previous)
@@ -487,7 +497,7 @@ class MemoryService:
         return MemoryEvent(
             user_id=memory.user_id,
             memory_id=memory.memory_id,
-            event_id=new_event_id(),
+            event_id=new_event_id(at),
             op=op,
             actor=actor,
             at=at,

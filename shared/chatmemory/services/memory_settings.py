@@ -6,22 +6,23 @@ import dataclasses
 
 from chatmemory.domain import write_filter
 from chatmemory.domain.memory_settings import MemorySettings
-from chatmemory.ports import Clock, Store
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.stores import Stores
 
 
 class SettingsService:
-    def __init__(self, store: Store, clock: Clock) -> None:
-        self._store = store
+    def __init__(self, stores: Stores, clock: Clock) -> None:
+        self._stores = stores
         self._clock = clock
 
     def get(self, user_id: str) -> MemorySettings:
-        return self._store.get_settings(user_id)
+        return self._stores.user_state.get_settings(user_id)
 
     def update(
         self, user_id: str, *, enabled: bool | None = None, note: str | None = None
     ) -> MemorySettings:
         """Change only what was sent. `enabled=False` takes effect on the very next request."""
-        current = self._store.get_settings(user_id)
+        current = self._stores.user_state.get_settings(user_id)
         if enabled is None and note is None:
             return current
         if note is not None:
@@ -32,5 +33,5 @@ class SettingsService:
             note=current.note if note is None else note,
             updated_at=self._clock.now(),
         )
-        self._store.put_settings(changed)
+        self._stores.user_state.put_settings(changed)
         return changed

@@ -8,7 +8,8 @@ from datetime import datetime
 from chatmemory.domain.errors import NoticeNotFound
 from chatmemory.domain.events import Actor
 from chatmemory.domain.notice import announce
-from chatmemory.ports import Clock, Store
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.stores import Stores
 from chatmemory.services.memories import MemoryService
 
 
@@ -25,8 +26,8 @@ class NoticeView:
 
 
 class NoticeService:
-    def __init__(self, store: Store, clock: Clock, memories: MemoryService) -> None:
-        self._store = store
+    def __init__(self, stores: Stores, clock: Clock, memories: MemoryService) -> None:
+        self._stores = stores
         self._clock = clock
         self._memories = memories
 
@@ -34,11 +35,11 @@ class NoticeService:
         """Pending notices, newest first. Text is rendered from the memories still visible,
         so a deleted memory's words never come back through an old notice."""
         views = []
-        for notice in self._store.list_notices(user_id, limit=limit):
+        for notice in self._stores.notices.list_notices(user_id, limit=limit):
             visible = [
                 memory
                 for memory_id in notice.memory_ids
-                if (memory := self._store.get_memory(user_id, memory_id)) is not None
+                if (memory := self._stores.memories.get_memory(user_id, memory_id)) is not None
             ]
             if not visible:
                 continue
@@ -60,11 +61,11 @@ class NoticeService:
 
         Returns the ids undone now; undoing twice changes nothing more.
         """
-        notice = self._store.get_notice(user_id, notice_id)
+        notice = self._stores.notices.get_notice(user_id, notice_id)
         if notice is None:
             raise NoticeNotFound(notice_id)
         if notice.undone_at is not None:
             return []
         deleted = self._memories.undo_writes(user_id, notice.memory_ids, actor=Actor.USER)
-        self._store.mark_notice_undone(user_id, notice_id, self._clock.now())
+        self._stores.notices.mark_notice_undone(user_id, notice_id, self._clock.now())
         return deleted

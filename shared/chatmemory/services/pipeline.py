@@ -13,6 +13,7 @@ import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime, time, timedelta
 from typing import Any
 
@@ -52,16 +53,13 @@ from chatmemory.domain.routing import (
     numbered,
     resolve,
 )
-from chatmemory.ports import (
-    Clock,
-    Embedder,
-    MemoryQuery,
-    Model,
-    PipelineStarter,
-    RoutingCase,
-    Store,
-    VectorIndex,
-)
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.embedder import Embedder
+from chatmemory.ports.jobs import PipelineStarter
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.model import Model, RoutingCase
+from chatmemory.ports.stores import Stores
+from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.memories import MemoryService
 from chatmemory.services.profile import ProfileBuilder
 
@@ -73,10 +71,59 @@ NEIGHBOURS = 5  # per candidate, by cosine (seed 000: top 5 ≥ 0.6)
 NEIGHBOUR_FLOOR = 0.6
 
 
+# ---- what each step reports: ids and counts, never text (a state machine's payload) ----
+
+
+@dataclass(frozen=True, slots=True)
+class Extracted:
+    """The run Extract wrote (or found) and how many candidates it kept."""
+
+    user_id: str
+    run_id: str
+    persona: str
+    candidates: int
+
+
+@dataclass(frozen=True, slots=True)
+class RoutedRun:
+    """How many memories Route wrote, and whether the profile is built from one of them."""
+
+    user_id: str
+    run_id: str
+    persona: str
+    written: int
+    # of which: corrections of an older memory, facts that stopped being true
+    superseded: int
+    closed: int
+    profile_affected: bool
+
+
+@dataclass(frozen=True, slots=True)
+class ProfileRebuilt:
+    """Whether the digest changed (an unchanged digest is not rewritten)."""
+
+    rebuilt: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Notified:
+    """The run's notice, or None when the run wrote nothing to announce."""
+
+    notice_id: str | None
+
+
+@dataclass(frozen=True, slots=True)
+class FailureRecorded:
+    """Whether a run was there to keep the error's kind, and the kind kept."""
+
+    recorded: bool
+    error: str
+
+
 class WritePipeline:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         clock: Clock,
         *,
         model: Model | Callable[[], Model],
@@ -86,7 +133,7 @@ class WritePipeline:
     ) -> None:
         """Heavy collaborators may be given as factories: a step builds only what it uses
         (RebuildProfile and Notify never load a model or open the vector collection)."""
-        self._store = store
+        self._stores = stores
         self._clock = clock
         self._parts: dict[str, Any] = {
             "model": model,
@@ -127,27 +174,24 @@ class WritePipeline:
 
     # ---- extract ------------------------------------------------------------------------
 
-    def extract(self, user_id: str, conversation_id: str, upto_seq: int) -> dict[str, Any]:
+    def extract(self, user_id: str, conversation_id: str, upto_seq: int) -> Extracted:
         """Read the conversation's new messages up to `upto_seq` and keep the candidates
         that pass the write filter on a run."""
         run_id = run_id_for(user_id, conversation_id, upto_seq)
-        existing = self._store.get_extraction_run(user_id, run_id)
+        existing = self._stores.runs.get_extraction_run(user_id, run_id)
         if existing is not None:
             return self._extracted(existing)
-        conversation = self._store.get_conversation(user_id, conversation_id)
+        conversation = self._stores.conversations.get_conversation(user_id, conversation_id)
         if conversation is None or conversation.extracted_upto_seq >= upto_seq:
-            return {
-                "user_id": user_id,
-                "run_id": run_id,
-                "persona": rules.DEFAULT_PERSONA,
-                "candidates": 0,
-            }
+            return Extracted(user_id, run_id, rules.DEFAULT_PERSONA, candidates=0)
         persona = conversation.persona
-        skip = conversation.temporary or not self._store.get_settings(user_id).allows(persona)
+        skip = conversation.temporary or not self._stores.user_state.get_settings(user_id).allows(
+            persona
+        )
         slice_ = (
             []
             if skip
-            else self._store.list_messages(
+            else self._stores.conversations.list_messages(
                 user_id,
                 conversation_id,
                 after_seq=conversation.extracted_upto_seq,
@@ -192,24 +236,19 @@ class WritePipeline:
             candidates=kept,
             dropped=dropped,
         )
-        if not self._store.put_extraction_run(run, only_if_new=True):
+        if not self._stores.runs.put_extraction_run(run, only_if_new=True):
             # Another try of this step got there first: its candidates are the run's.
-            earlier = self._store.get_extraction_run(user_id, run_id)
+            earlier = self._stores.runs.get_extraction_run(user_id, run_id)
             return self._extracted(earlier or run)
         if not kept:  # nothing to route: the slice has been read
             self._advance(run)
         return self._extracted(run)
 
-    def _extracted(self, run: ExtractionRun) -> dict[str, Any]:
-        return {
-            "user_id": run.user_id,
-            "run_id": run.run_id,
-            "persona": run.persona,
-            "candidates": len(run.candidates),
-        }
+    def _extracted(self, run: ExtractionRun) -> Extracted:
+        return Extracted(run.user_id, run.run_id, run.persona, candidates=len(run.candidates))
 
     def _profile_text(self, user_id: str, persona: str) -> str:
-        profile = self._store.get_profile(user_id, persona)
+        profile = self._stores.user_state.get_profile(user_id, persona)
         return profile.text if profile else ""
 
     def _known(
@@ -224,19 +263,19 @@ class WritePipeline:
         except Exception as exc:  # the extractor can do without; it may then repeat a fact
             log.warning("known memories unavailable", extra={"error_type": type(exc).__name__})
             return ()
-        rows = self._store.get_memories(user_id, [hit.memory_id for hit in hits])
+        rows = self._stores.memories.get_memories(user_id, [hit.memory_id for hit in hits])
         return tuple(memory.text for memory in rows if memory.status is Status.ACTIVE)
 
     def _created_today(self, user_id: str) -> int:
         start = datetime.combine(self._clock.now().date(), time(), tzinfo=UTC)
-        page = self._store.list_memories(
+        page = self._stores.memories.list_memories(
             user_id, MemoryQuery(status=None, created_after=start), limit=100
         )
         return len(page.items)
 
     # ---- route --------------------------------------------------------------------------
 
-    def route(self, user_id: str, run_id: str) -> dict[str, Any]:
+    def route(self, user_id: str, run_id: str) -> RoutedRun:
         """Decide ADD · UPDATE · CLOSE · NONE for each candidate (one model call) and apply.
 
         What the user did since the messages were said comes first: a candidate whose
@@ -244,23 +283,29 @@ class WritePipeline:
         overrules a belief stated after it, and of two statements about one key only the
         later counts (domain/overtaken.py, domain/routing.py).
         """
-        run = self._store.get_extraction_run(user_id, run_id)
+        run = self._stores.runs.get_extraction_run(user_id, run_id)
         if run is None:
-            return {
-                "user_id": user_id,
-                "run_id": run_id,
-                "persona": rules.DEFAULT_PERSONA,
-                "written": 0,
-                "profile_affected": False,
-            }
+            return RoutedRun(
+                user_id,
+                run_id,
+                rules.DEFAULT_PERSONA,
+                written=0,
+                superseded=0,
+                closed=0,
+                profile_affected=False,
+            )
         if run.routed_at is not None:
             return self._routed(run)
-        times = _StatementTimes(self._store, user_id, self._slice(run))
+        times = _StatementTimes(self._stores, user_id, self._slice(run))
         rows = list(
-            self._store.iter_memories(user_id, MemoryQuery(status=None, persona=run.persona))
+            self._stores.memories.iter_memories(
+                user_id, MemoryQuery(status=None, persona=run.persona)
+            )
         )
         since = SinceTheMessages.of(
-            rows, self._store.list_tombstones(user_id), self._store.forgotten_before(user_id)
+            rows,
+            self._stores.tombstones.list_tombstones(user_id),
+            self._stores.tombstones.forgotten_before(user_id),
         )
         active = [memory for memory in rows if memory.status is Status.ACTIVE]
         dropped = dict(run.dropped)
@@ -310,27 +355,26 @@ class WritePipeline:
             dropped=dropped,
             profile_affected=self._profile_affected(run, changed),
         )
-        self._store.put_extraction_run(routed_run)
+        self._stores.runs.put_extraction_run(routed_run)
         self._advance(routed_run)
         return self._routed(routed_run)
 
     def _slice(self, run: ExtractionRun) -> list[Message]:
-        return self._store.list_messages(
+        return self._stores.conversations.list_messages(
             run.user_id, run.conversation_id, after_seq=run.from_seq, upto_seq=run.upto_seq
         )
 
-    def _routed(self, run: ExtractionRun) -> dict[str, Any]:
-        rows = self._store.get_memories(run.user_id, list(run.written))
-        return {
-            "user_id": run.user_id,
-            "run_id": run.run_id,
-            "persona": run.persona,
-            "written": len(run.written),
-            # of which: corrections of an older memory, facts that stopped being true
-            "superseded": sum(1 for memory in rows if memory.supersedes is not None),
-            "closed": sum(1 for memory in rows if memory.status is Status.CLOSED),
-            "profile_affected": run.profile_affected,
-        }
+    def _routed(self, run: ExtractionRun) -> RoutedRun:
+        rows = self._stores.memories.get_memories(run.user_id, list(run.written))
+        return RoutedRun(
+            run.user_id,
+            run.run_id,
+            run.persona,
+            written=len(run.written),
+            superseded=sum(1 for memory in rows if memory.supersedes is not None),
+            closed=sum(1 for memory in rows if memory.status is Status.CLOSED),
+            profile_affected=run.profile_affected,
+        )
 
     def _neighbours(
         self, run: ExtractionRun, candidate: Candidate, active: Sequence[Memory]
@@ -341,7 +385,9 @@ class WritePipeline:
             vector = self._embedder.embed([candidate.text])[0]
             hits = self._index.search(run.user_id, vector, k=NEIGHBOURS, persona=run.persona)
             near = [hit.memory_id for hit in hits if (hit.said or hit.score) >= NEIGHBOUR_FLOOR]
-            chosen.update((m.memory_id, m) for m in self._store.get_memories(run.user_id, near))
+            chosen.update(
+                (m.memory_id, m) for m in self._stores.memories.get_memories(run.user_id, near)
+            )
         except Exception as exc:  # same-key rows still guard the obvious conflicts
             log.warning("neighbour search failed", extra={"error_type": type(exc).__name__})
         if candidate.key:
@@ -411,7 +457,7 @@ class WritePipeline:
 
     def _profile_affected(self, run: ExtractionRun, changed: Sequence[Memory]) -> bool:
         """Did anything change that the profile is (or should be) built from?"""
-        profile = self._store.get_profile(run.user_id, run.persona)
+        profile = self._stores.user_state.get_profile(run.user_id, run.persona)
         built_from = set(profile.built_from) if profile else set()
         return any(
             memory.memory_id in built_from
@@ -421,30 +467,30 @@ class WritePipeline:
         )
 
     def _advance(self, run: ExtractionRun) -> None:
-        self._store.advance_extraction(
+        self._stores.conversations.advance_extraction(
             run.user_id, run.conversation_id, upto_seq=run.upto_seq, expected_upto_seq=run.from_seq
         )
 
     # ---- profile and notice -------------------------------------------------------------
 
-    def rebuild_profile(self, user_id: str, persona: str) -> dict[str, Any]:
+    def rebuild_profile(self, user_id: str, persona: str) -> ProfileRebuilt:
         """Rebuild the digest from the active memories; unchanged digests are not rewritten."""
-        return {"rebuilt": ProfileBuilder(self._store, self._clock).rebuild(user_id, persona)}
+        return ProfileRebuilt(ProfileBuilder(self._stores, self._clock).rebuild(user_id, persona))
 
-    def notify(self, user_id: str, run_id: str) -> dict[str, Any]:
+    def notify(self, user_id: str, run_id: str) -> Notified:
         """One notice per conversation per run: "noted: … · undo"."""
-        run = self._store.get_extraction_run(user_id, run_id)
+        run = self._stores.runs.get_extraction_run(user_id, run_id)
         if run is None or run.notice_id is not None:
-            return {"notice_id": run.notice_id if run else None}
+            return Notified(run.notice_id if run else None)
         new_rows = [
             memory
-            for memory in self._store.get_memories(user_id, list(run.written))
+            for memory in self._stores.memories.get_memories(user_id, list(run.written))
             if memory.status is Status.ACTIVE
         ]
         if not new_rows:
-            return {"notice_id": None}
+            return Notified(None)
         notice_id = "ntc_" + uuid.uuid5(CHATMEMORY_NAMESPACE, f"notice:{run.run_id}").hex
-        self._store.add_notice(
+        self._stores.notices.add_notice(
             Notice(
                 user_id=user_id,
                 notice_id=notice_id,
@@ -455,19 +501,19 @@ class WritePipeline:
                 conversation_id=run.conversation_id,
             )
         )
-        self._store.put_extraction_run(dataclasses.replace(run, notice_id=notice_id))
-        return {"notice_id": notice_id}
+        self._stores.runs.put_extraction_run(dataclasses.replace(run, notice_id=notice_id))
+        return Notified(notice_id)
 
     def record_failure(
         self, user_id: str, run_id: str | None, error: str, cause: str = ""
-    ) -> dict[str, Any]:
+    ) -> FailureRecorded:
         """Keep the error's kind on the run (never its text, which may quote the user)."""
         kind = error[:80] or "Unknown"
         log.error("write pipeline failed", extra={"error_type": kind})
-        run = self._store.get_extraction_run(user_id, run_id) if run_id else None
+        run = self._stores.runs.get_extraction_run(user_id, run_id) if run_id else None
         if run is not None:
-            self._store.put_extraction_run(dataclasses.replace(run, failure=kind))
-        return {"recorded": run is not None, "error": kind}
+            self._stores.runs.put_extraction_run(dataclasses.replace(run, failure=kind))
+        return FailureRecorded(recorded=run is not None, error=kind)
 
 
 class InProcessPipeline(PipelineStarter):
@@ -478,12 +524,12 @@ class InProcessPipeline(PipelineStarter):
 
     def start_write(self, user_id: str, conversation_id: str, upto_seq: int) -> bool:
         extracted = self._pipeline.extract(user_id, conversation_id, upto_seq)
-        run_id = extracted["run_id"]
+        run_id = extracted.run_id
         try:
-            if extracted["candidates"]:
+            if extracted.candidates:
                 routed = self._pipeline.route(user_id, run_id)
-                if routed["profile_affected"]:
-                    self._pipeline.rebuild_profile(user_id, routed["persona"])
+                if routed.profile_affected:
+                    self._pipeline.rebuild_profile(user_id, routed.persona)
                 self._pipeline.notify(user_id, run_id)
         except Exception as exc:  # the state machine's Catch: record, then give up
             self._pipeline.record_failure(user_id, run_id, type(exc).__name__)
@@ -500,8 +546,8 @@ class _StatementTimes:
     memory was drawn from (looked up once each). A belief with no message behind it was
     stated when it was written (typed through the API, or a correction)."""
 
-    def __init__(self, store: Store, user_id: str, messages: Sequence[Message]) -> None:
-        self._store = store
+    def __init__(self, stores: Stores, user_id: str, messages: Sequence[Message]) -> None:
+        self._stores = stores
         self._user_id = user_id
         self._at: dict[str, datetime | None] = {m.message_id: m.created_at for m in messages}
 
@@ -518,7 +564,7 @@ class _StatementTimes:
         if message_id not in self._at:
             found = parse_message_id(message_id)
             messages = (
-                self._store.list_messages(
+                self._stores.conversations.list_messages(
                     self._user_id, found[0], after_seq=found[1] - 1, upto_seq=found[1]
                 )
                 if found

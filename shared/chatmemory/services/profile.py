@@ -8,12 +8,14 @@ from __future__ import annotations
 
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.profile_digest import build_digest
-from chatmemory.ports import Clock, MemoryQuery, Store
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.stores import Stores
 
 
 class ProfileBuilder:
-    def __init__(self, store: Store, clock: Clock) -> None:
-        self._store = store
+    def __init__(self, stores: Stores, clock: Clock) -> None:
+        self._stores = stores
         self._clock = clock
 
     def rebuild(self, user_id: str, persona: str) -> bool:
@@ -21,12 +23,12 @@ class ProfileBuilder:
 
         Tombstoned rows are not visible, so a rebuild never brings a deleted memory back.
         """
-        memories = list(self._store.iter_memories(user_id, MemoryQuery(persona=persona)))
+        memories = list(self._stores.memories.iter_memories(user_id, MemoryQuery(persona=persona)))
         digest = build_digest(memories)
-        current = self._store.get_profile(user_id, persona)
+        current = self._stores.user_state.get_profile(user_id, persona)
         if current and current.built_from == digest.built_from and current.text == digest.text:
             return False
-        self._store.put_profile(
+        self._stores.user_state.put_profile(
             Profile(
                 user_id=user_id,
                 persona=persona,

@@ -20,14 +20,19 @@ import dataclasses
 import functools
 import logging
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import timedelta
-from typing import Any, TypeVar, cast
+from typing import Concatenate, ParamSpec, TypeVar
 
 from chatmemory.domain.notice import announce
 from chatmemory.domain.purge import PurgeRequest
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.ports import Clock, PurgeStarter, Store, VectorIndex
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.jobs import PurgeStarter
+from chatmemory.ports.stores import Stores
+from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.folding import Folder
+from chatmemory.services.pipeline import ProfileRebuilt
 from chatmemory.services.profile import ProfileBuilder
 
 log = logging.getLogger(__name__)
@@ -36,23 +41,79 @@ log = logging.getLogger(__name__)
 PURGE_GRACE = timedelta(minutes=15)
 
 
-_Step = TypeVar("_Step", bound=Callable[..., dict[str, Any]])
+# ---- what each step reports: ids and counts, never text (a state machine's payload) ----
 
 
-def _records_failure(step: _Step) -> _Step:
+@dataclass(frozen=True, slots=True)
+class PurgePlan:
+    """How many deletions the purge covers, and the profiles and summaries it rebuilds."""
+
+    tombstones: int
+    personas: tuple[str, ...]
+    conversations: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class VectorsRemoved:
+    """How many index documents were removed (every version of every deleted memory)."""
+
+    removed: int
+
+
+@dataclass(frozen=True, slots=True)
+class RowsDeleted:
+    """Rows deleted, notices rewritten or dropped, conversations whose runs were dropped."""
+
+    rows: int
+    notices: int
+    runs_of: int
+
+
+@dataclass(frozen=True, slots=True)
+class SummaryRewritten:
+    """Whether the summary was rebuilt, and how many turns it left out."""
+
+    rewritten: bool
+    turns_left_out: int
+
+
+@dataclass(frozen=True, slots=True)
+class Purged:
+    """Tombstones marked purged, and how long after the oldest deletion (milliseconds)."""
+
+    purged: int
+    latency_ms: int
+
+
+@dataclass(frozen=True, slots=True)
+class PurgeFailureRecorded:
+    """How many tombstones keep the error's kind, and the kind kept."""
+
+    recorded: int
+    error: str
+
+
+_Args = ParamSpec("_Args")
+_Result = TypeVar("_Result")
+
+
+def _records_failure(
+    step: Callable[Concatenate[PurgePipeline, PurgeRequest, _Args], _Result],
+) -> Callable[Concatenate[PurgePipeline, PurgeRequest, _Args], _Result]:
     """A step that fails keeps the error's kind on its tombstones, then fails: the state
     machine retries it, and a redrive (or the sweep) resumes from it."""
 
     @functools.wraps(step)
-    def recorded(self: PurgePipeline, request: PurgeRequest, *args: Any) -> dict[str, Any]:
+    def recorded(
+        self: PurgePipeline, request: PurgeRequest, /, *args: _Args.args, **kwargs: _Args.kwargs
+    ) -> _Result:
         try:
-            result: dict[str, Any] = step(self, request, *args)
+            return step(self, request, *args, **kwargs)
         except Exception as exc:
             self.record_failure(request, type(exc).__name__)
             raise
-        return result
 
-    return cast(_Step, recorded)
+    return recorded
 
 
 class PurgePipeline:
@@ -60,7 +121,7 @@ class PurgePipeline:
 
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         clock: Clock,
         *,
         index: VectorIndex | Callable[[], VectorIndex],
@@ -68,11 +129,11 @@ class PurgePipeline:
     ) -> None:
         """The index and the folder (which needs the model) may be factories: a step
         builds only what it uses."""
-        self._store = store
+        self._stores = stores
         self._clock = clock
         self._index_part = index
         self._folder_part = folder
-        self._profiles = ProfileBuilder(store, clock)
+        self._profiles = ProfileBuilder(stores, clock)
 
     @property
     def _index(self) -> VectorIndex:
@@ -89,7 +150,9 @@ class PurgePipeline:
     def _selected(self, request: PurgeRequest) -> list[Tombstone]:
         return [
             tombstone
-            for tombstone in self._store.list_tombstones(request.user_id, unpurged_only=True)
+            for tombstone in self._stores.tombstones.list_tombstones(
+                request.user_id, unpurged_only=True
+            )
             if request.covers(tombstone)
         ]
 
@@ -100,29 +163,27 @@ class PurgePipeline:
     # ---- the steps ----------------------------------------------------------------------
 
     @_records_failure
-    def plan(self, request: PurgeRequest) -> dict[str, Any]:
+    def plan(self, request: PurgeRequest) -> PurgePlan:
         """What this purge will touch: how many deletions, which profiles, which summaries."""
         tombstones = self._selected(request)
         versions = set(self._versions(tombstones))
         personas = []
         for persona in dict.fromkeys(tombstone.persona for tombstone in tombstones):
-            profile = self._store.get_profile(request.user_id, persona)
+            profile = self._stores.user_state.get_profile(request.user_id, persona)
             if profile is not None and versions.intersection(profile.built_from):
                 personas.append(persona)
         conversations = []
         for conversation_id in dict.fromkeys(
             c for tombstone in tombstones for c in tombstone.conversation_ids
         ):
-            conversation = self._store.get_conversation(request.user_id, conversation_id)
+            conversation = self._stores.conversations.get_conversation(
+                request.user_id, conversation_id
+            )
             if conversation is not None and conversation.summary_upto_seq > 0:
                 conversations.append(conversation_id)
         if versions:
             conversations += self._summaries_that_used(request.user_id, versions, conversations)
-        return {
-            "tombstones": len(tombstones),
-            "personas": personas,
-            "conversations": conversations,
-        }
+        return PurgePlan(len(tombstones), tuple(personas), tuple(conversations))
 
     def _summaries_that_used(
         self, user_id: str, versions: set[str], known: Sequence[str]
@@ -130,10 +191,10 @@ class PurgePipeline:
         """Conversations whose summary covers a reply that used one of these memories: the
         reply quoted it, and a summary may have kept the quote."""
         found = []
-        for conversation in self._store.list_conversations(user_id):
+        for conversation in self._stores.conversations.list_conversations(user_id):
             if conversation.conversation_id in known or conversation.summary_upto_seq == 0:
                 continue
-            covered = self._store.list_messages(
+            covered = self._stores.conversations.list_messages(
                 user_id, conversation.conversation_id, upto_seq=conversation.summary_upto_seq
             )
             if any(versions.intersection(message.memories_used) for message in covered):
@@ -141,37 +202,37 @@ class PurgePipeline:
         return found
 
     @_records_failure
-    def remove_vectors(self, request: PurgeRequest) -> dict[str, Any]:
+    def remove_vectors(self, request: PurgeRequest) -> VectorsRemoved:
         """Drop the index documents of every version (removing a missing one is a no-op)."""
         versions = self._versions(self._selected(request))
         if versions:
             self._index.remove(request.user_id, versions)
-        return {"removed": len(versions)}
+        return VectorsRemoved(removed=len(versions))
 
     @_records_failure
-    def delete_rows(self, request: PurgeRequest) -> dict[str, Any]:
+    def delete_rows(self, request: PurgeRequest) -> RowsDeleted:
         """Delete the rows of every version, and the notices and runs that quote them."""
         tombstones = self._selected(request)
         versions = self._versions(tombstones)
-        self._store.purge_memories(request.user_id, versions)
+        self._stores.visibility.purge_memories(request.user_id, versions)
         notices = self._forget_in_notices(request.user_id, versions)
         conversations = list(dict.fromkeys(c for t in tombstones for c in t.conversation_ids))
         for conversation_id in conversations:
             # A run's candidates quote what was said; finished runs are only a record.
-            self._store.delete_extraction_runs(request.user_id, conversation_id)
-        return {"rows": len(versions), "notices": notices, "runs_of": len(conversations)}
+            self._stores.runs.delete_extraction_runs(request.user_id, conversation_id)
+        return RowsDeleted(rows=len(versions), notices=notices, runs_of=len(conversations))
 
     def _forget_in_notices(self, user_id: str, purged: Sequence[str]) -> int:
         """Drop the purged memories from every notice; a notice left with none is deleted."""
         gone = set(purged)
         changed = 0
-        for notice in self._store.notices_about(user_id, purged):
-            left = self._store.get_memories(
+        for notice in self._stores.notices.notices_about(user_id, purged):
+            left = self._stores.memories.get_memories(
                 user_id, [m for m in notice.memory_ids if m not in gone]
             )
-            self._store.delete_notices(user_id, [notice.notice_id])
+            self._stores.notices.delete_notices(user_id, [notice.notice_id])
             if left:
-                self._store.add_notice(
+                self._stores.notices.add_notice(
                     dataclasses.replace(
                         notice,
                         text=announce(memory.text for memory in left),
@@ -182,32 +243,29 @@ class PurgePipeline:
         return changed
 
     @_records_failure
-    def rebuild_profile(self, request: PurgeRequest, persona: str) -> dict[str, Any]:
+    def rebuild_profile(self, request: PurgeRequest, persona: str) -> ProfileRebuilt:
         """The digest again, from what is visible (deleted rows are not)."""
-        return {"rebuilt": self._profiles.rebuild(request.user_id, persona)}
+        return ProfileRebuilt(self._profiles.rebuild(request.user_id, persona))
 
     @_records_failure
-    def rewrite_summary(self, request: PurgeRequest, conversation_id: str) -> dict[str, Any]:
+    def rewrite_summary(self, request: PurgeRequest, conversation_id: str) -> SummaryRewritten:
         """The summary again, from raw messages, without any deleted memory's turns."""
         rewrite = self._folder.rewrite_without_deleted(request.user_id, conversation_id)
-        return {"rewritten": rewrite.rewritten, "turns_left_out": rewrite.turns_left_out}
+        return SummaryRewritten(rewrite.rewritten, rewrite.turns_left_out)
 
     @_records_failure
-    def mark_purged(self, request: PurgeRequest) -> dict[str, Any]:
+    def mark_purged(self, request: PurgeRequest) -> Purged:
         """The last step: the read path stops withholding what these deletions touched."""
         now = self._clock.now()
         tombstones = self._selected(request)
         for tombstone in tombstones:
-            self._store.put_tombstone(
+            self._stores.tombstones.put_tombstone(
                 dataclasses.replace(tombstone, purged_at=now, purge_error=None)
             )
         oldest = min((t.deleted_at for t in tombstones), default=now)
-        return {
-            "purged": len(tombstones),
-            "latency_ms": int((now - oldest).total_seconds() * 1000),
-        }
+        return Purged(purged=len(tombstones), latency_ms=int((now - oldest).total_seconds() * 1000))
 
-    def record_failure(self, request: PurgeRequest, error: str) -> dict[str, Any]:
+    def record_failure(self, request: PurgeRequest, error: str) -> PurgeFailureRecorded:
         """Keep the error's kind on each tombstone (never its text); the tombstones stay
         unpurged, so the read path keeps filtering and the sweep tries again."""
         kind = error[:80] or "Unknown"
@@ -215,24 +273,26 @@ class PurgePipeline:
         try:
             tombstones = self._selected(request)
             for tombstone in tombstones:
-                self._store.put_tombstone(dataclasses.replace(tombstone, purge_error=kind))
+                self._stores.tombstones.put_tombstone(
+                    dataclasses.replace(tombstone, purge_error=kind)
+                )
         except Exception as exc:  # the step's own error is the one to report
             log.warning("purge failure not recorded", extra={"error_type": type(exc).__name__})
-            return {"recorded": 0, "error": kind}
-        return {"recorded": len(tombstones), "error": kind}
+            return PurgeFailureRecorded(recorded=0, error=kind)
+        return PurgeFailureRecorded(recorded=len(tombstones), error=kind)
 
     # ---- the whole run, in this process -------------------------------------------------
 
-    def run(self, request: PurgeRequest) -> dict[str, Any]:
+    def run(self, request: PurgeRequest) -> Purged:
         """Every step in the state machine's order (the local runner, and tests)."""
         plan = self.plan(request)
-        if not plan["tombstones"]:
-            return {"purged": 0, "latency_ms": 0}
+        if not plan.tombstones:
+            return Purged(purged=0, latency_ms=0)
         self.remove_vectors(request)
         self.delete_rows(request)
-        for persona in plan["personas"]:
+        for persona in plan.personas:
             self.rebuild_profile(request, persona)
-        for conversation_id in plan["conversations"]:
+        for conversation_id in plan.conversations:
             self.rewrite_summary(request, conversation_id)
         return self.mark_purged(request)
 
@@ -252,8 +312,8 @@ class PurgeSweep:
     """Starts a purge for every user whose deletions are still not purged (a failed or
     lost run): the daily sweep on AWS, `chatmemory flush` locally."""
 
-    def __init__(self, store: Store, clock: Clock, starter: PurgeStarter) -> None:
-        self._store = store
+    def __init__(self, stores: Stores, clock: Clock, starter: PurgeStarter) -> None:
+        self._stores = stores
         self._clock = clock
         self._starter = starter
 
@@ -266,7 +326,9 @@ class PurgeSweep:
         seen: set[str] = set()
         while True:
             # Started purges may still be running (on AWS they are): ask past those seen.
-            pending = self._store.pending_purges(deleted_before=cutoff, limit=batch + len(seen))
+            pending = self._stores.tombstones.pending_purges(
+                deleted_before=cutoff, limit=batch + len(seen)
+            )
             users = [user_id for user_id in pending if user_id not in seen]
             if not users:
                 return started

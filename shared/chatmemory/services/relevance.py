@@ -20,7 +20,7 @@ from chatmemory.domain.personal_context import (
     PERSONAL_REQUESTS,
     personal_context_score,
 )
-from chatmemory.ports import Embedder, Vectors
+from chatmemory.ports.embedder import Embedder, Vectors
 
 # Scores of a message that fails the gate drop by this much: below any threshold.
 GATE_PENALTY = 10.0

@@ -18,7 +18,11 @@ import numpy as np
 from chatmemory.domain import vectors
 from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.ranking import TURN_LIMIT, Scored, select_for_turn
-from chatmemory.ports import Clock, Embedder, MemoryQuery, Store, VectorHit, VectorIndex, Vectors
+from chatmemory.ports.clock import Clock
+from chatmemory.ports.embedder import Embedder, Vectors
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.stores import Stores
+from chatmemory.ports.vector_index import VectorHit, VectorIndex
 from chatmemory.services.relevance import USES_FROM_CATEGORY, Candidate, RelevanceModel
 
 log = logging.getLogger(__name__)
@@ -37,7 +41,7 @@ class Recalled:
 class Retriever:
     def __init__(
         self,
-        store: Store,
+        stores: Stores,
         embedder: Embedder,
         index: VectorIndex,
         clock: Clock,
@@ -45,7 +49,7 @@ class Retriever:
         *,
         limit: int = TURN_LIMIT,
     ) -> None:
-        self._store = store
+        self._stores = stores
         self._embedder = embedder
         self._index = index
         self._clock = clock
@@ -77,7 +81,7 @@ class Retriever:
         batch = self._limit * 2
         for start in range(0, len(qualified), batch):
             chunk = qualified[start : start + batch]
-            rows = self._store.get_memories(user_id, [c.memory_id for c in chunk])
+            rows = self._stores.memories.get_memories(user_id, [c.memory_id for c in chunk])
             visible = {
                 m.memory_id: m for m in rows if m.status is Status.ACTIVE and not m.is_expired(now)
             }
@@ -125,7 +129,7 @@ class Retriever:
                     hit, hit.importance or 0, bool(hit.borrowed_uses)
                 )
         else:
-            visible = {d.memory_id: d for d in self._store.memory_digests(user_id, persona)}
+            visible = {d.memory_id: d for d in self._stores.recall.memory_digests(user_id, persona)}
             for hit in hits:
                 digest = visible.get(hit.memory_id)
                 if digest is None:  # the index still shows it; the store no longer does
@@ -144,7 +148,7 @@ class Retriever:
         if lag <= 0:
             return []
         since = self._clock.now() - timedelta(seconds=lag) - _FRESH_MARGIN
-        fresh = self._store.list_memories(
+        fresh = self._stores.memories.list_memories(
             user_id,
             MemoryQuery(status=Status.ACTIVE, persona=persona, created_after=since),
             limit=100,

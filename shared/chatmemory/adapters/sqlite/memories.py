@@ -1,0 +1,275 @@
+"""The embedded memory rows."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+from chatmemory.adapters.cursors import decode_cursor, encode_cursor
+from chatmemory.adapters.sqlite.database import Database, check_owner, marks
+from chatmemory.adapters.sqlite.events import insert_events
+from chatmemory.adapters.sqlite.rows import (
+    MEMORY_COLUMNS,
+    MEMORY_PLACEHOLDERS,
+    memory_from_row,
+    memory_row,
+    opt_time,
+)
+from chatmemory.domain import rules
+from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFound
+from chatmemory.domain.events import MemoryEvent
+from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.time import to_storage
+from chatmemory.ports.memories import MemoryQuery, MemoryStore
+from chatmemory.ports.memory_visibility import MemoryVisibility
+from chatmemory.ports.pages import MAX_PAGE, Page
+
+_UPSERT = (
+    f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({MEMORY_PLACEHOLDERS}) "
+    "ON CONFLICT (user_id, memory_id) DO UPDATE SET "
+    + ", ".join(
+        f"{column.strip()} = excluded.{column.strip()}" for column in MEMORY_COLUMNS.split(",")[2:]
+    )
+)
+
+
+class SqliteMemoryStore(MemoryStore, MemoryVisibility):
+    """The rows, and which of them show (one class: both work on the same rows)."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def add_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> bool:
+        with self._db.write() as conn:
+            if _tombstoned(conn, memory.user_id, memory.memory_id):
+                return False
+            cursor = conn.execute(
+                f"INSERT OR IGNORE INTO memories ({MEMORY_COLUMNS}) VALUES ({MEMORY_PLACEHOLDERS})",
+                memory_row(memory),
+            )
+            if cursor.rowcount == 0:
+                return False
+            insert_events(conn, events)
+        return True
+
+    def put_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> None:
+        with self._db.write() as conn:
+            if _tombstoned(conn, memory.user_id, memory.memory_id):
+                raise MemoryNotFound(memory.memory_id)
+            conn.execute(_UPSERT, memory_row(memory))
+            insert_events(conn, events)
+
+    def get_memory(self, user_id: str, memory_id: str) -> Memory | None:
+        conn = self._db.connection()
+        clause, params = self._db.visible_clause(conn, user_id)
+        row = conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} AND memory_id = ?",
+            [*params, memory_id],
+        ).fetchone()
+        return None if row is None else memory_from_row(row)
+
+    def get_memories(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        if not memory_ids:
+            return []
+        conn = self._db.connection()
+        clause, params = self._db.visible_clause(conn, user_id)
+        rows = conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} "
+            f"AND memory_id IN ({marks(memory_ids)})",
+            [*params, *memory_ids],
+        ).fetchall()
+        found = {row["memory_id"]: memory_from_row(row) for row in rows}
+        return [found[memory_id] for memory_id in dict.fromkeys(memory_ids) if memory_id in found]
+
+    def list_memories(
+        self,
+        user_id: str,
+        query: MemoryQuery | None = None,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Memory]:
+        query = query or MemoryQuery()
+        rules.int_range("limit", limit, 1, MAX_PAGE)
+        conn = self._db.connection()
+        clause, params = self._db.visible_clause(conn, user_id)
+        if query.status is not None:
+            clause += " AND status = ?"
+            params.append(query.status.value)
+        if query.persona is not None:
+            clause += " AND persona = ?"
+            params.append(query.persona)
+        if query.created_after is not None:
+            clause += " AND created_at > ?"
+            params.append(to_storage(query.created_after))
+        if cursor is not None:
+            position = decode_cursor(user_id, cursor)
+            after_created, after_id = position.get("c"), position.get("i")
+            if not isinstance(after_created, str) or not isinstance(after_id, str):
+                raise InvalidField("next", "is not a cursor this service issued")
+            clause += " AND (created_at < ? OR (created_at = ? AND memory_id < ?))"
+            params.extend([after_created, after_created, after_id])
+        rows = conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} "
+            "ORDER BY created_at DESC, memory_id DESC LIMIT ?",
+            [*params, limit + 1],
+        ).fetchall()
+        items = [memory_from_row(row) for row in rows[:limit]]
+        next_cursor = None
+        if len(rows) > limit:
+            last = items[-1]
+            next_cursor = encode_cursor(
+                user_id, {"c": to_storage(last.created_at), "i": last.memory_id}
+            )
+        return Page(items=items, next_cursor=next_cursor)
+
+    def supersede_memory(
+        self,
+        user_id: str,
+        old_memory_id: str,
+        new_memory: Memory,
+        events: Sequence[MemoryEvent] = (),
+    ) -> Memory:
+        check_owner(user_id, new_memory.user_id)
+        if new_memory.supersedes != old_memory_id:
+            raise InvalidField("supersedes", "the new memory must name the row it supersedes")
+        with self._db.write() as conn:
+            old = self._active(conn, user_id, old_memory_id)
+            closed = old.superseded_by(new_memory)
+            try:
+                conn.execute(
+                    f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({MEMORY_PLACEHOLDERS})",
+                    memory_row(new_memory),
+                )
+            except sqlite3.IntegrityError as exc:
+                raise ConcurrentChange("the new memory id already exists") from exc
+            _update_status(conn, closed)
+            insert_events(conn, events)
+        return closed
+
+    def close_memory(
+        self,
+        user_id: str,
+        memory_id: str,
+        at: datetime,
+        closed_by: str | None = None,
+        events: Sequence[MemoryEvent] = (),
+    ) -> Memory:
+        with self._db.write() as conn:
+            closed = self._active(conn, user_id, memory_id).closed(at, closed_by)
+            _update_status(conn, closed)
+            insert_events(conn, events)
+        return closed
+
+    def record_use(
+        self,
+        user_id: str,
+        memory_ids: Sequence[str],
+        at: datetime,
+        events: Sequence[MemoryEvent] = (),
+    ) -> None:
+        if not memory_ids:
+            return
+        with self._db.write() as conn:
+            visible = self._visible_ids(conn, user_id, memory_ids)
+            stamp = to_storage(at)
+            for memory_id in visible:
+                conn.execute(
+                    "UPDATE memories SET last_used_at = ?, recall_count = recall_count + 1, "
+                    "updated_at = MAX(updated_at, ?) WHERE user_id = ? AND memory_id = ?",
+                    (stamp, stamp, user_id, memory_id),
+                )
+            insert_events(conn, [e for e in events if e.memory_id in visible])
+
+    def hide_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        with self._db.write() as conn:
+            conn.execute(
+                "UPDATE memories SET hidden = 1 "
+                f"WHERE user_id = ? AND memory_id IN ({marks(memory_ids)})",
+                [user_id, *memory_ids],
+            )
+
+    def hide_active_memory(self, user_id: str, memory_id: str) -> None:
+        with self._db.write() as conn:
+            self._active(conn, user_id, memory_id)
+            conn.execute(
+                "UPDATE memories SET hidden = 1 WHERE user_id = ? AND memory_id = ?",
+                (user_id, memory_id),
+            )
+
+    def reinstate_memory(self, reinstated: Memory, *, superseded_by: str) -> None:
+        with self._db.write() as conn:
+            clause, params = self._db.visible_clause(conn, reinstated.user_id)
+            row = conn.execute(
+                f"SELECT status, closed_by FROM memories WHERE {clause} AND memory_id = ?",
+                [*params, reinstated.memory_id],
+            ).fetchone()
+            if (
+                row is None
+                or row["status"] != Status.SUPERSEDED.value
+                or row["closed_by"] != superseded_by
+            ):
+                raise ConcurrentChange("the earlier version changed meanwhile")
+            _update_status(conn, reinstated)
+
+    def purge_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        if not memory_ids:
+            return
+        with self._db.write() as conn:
+            conn.execute(
+                f"DELETE FROM memories WHERE user_id = ? AND memory_id IN ({marks(memory_ids)})",
+                [user_id, *memory_ids],
+            )
+
+    def _active(self, conn: sqlite3.Connection, user_id: str, memory_id: str) -> Memory:
+        clause, params = self._db.visible_clause(conn, user_id)
+        row = conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} AND memory_id = ?",
+            [*params, memory_id],
+        ).fetchone()
+        if row is None:
+            raise MemoryNotFound(memory_id)
+        memory = memory_from_row(row)
+        if memory.status is not Status.ACTIVE:
+            raise ConcurrentChange(f"memory is {memory.status}, not active")
+        return memory
+
+    def _visible_ids(
+        self, conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]
+    ) -> set[str]:
+        clause, params = self._db.visible_clause(conn, user_id)
+        return {
+            row["memory_id"]
+            for row in conn.execute(
+                f"SELECT memory_id FROM memories WHERE {clause} "
+                f"AND memory_id IN ({marks(memory_ids)})",
+                [*params, *memory_ids],
+            )
+        }
+
+
+def _tombstoned(conn: sqlite3.Connection, user_id: str, memory_id: str) -> bool:
+    row = conn.execute(
+        "SELECT 1 FROM tombstones WHERE user_id = ? AND memory_id = ?", (user_id, memory_id)
+    ).fetchone()
+    return row is not None
+
+
+def _update_status(conn: sqlite3.Connection, memory: Memory) -> None:
+    params: tuple[Any, ...] = (
+        memory.status.value,
+        opt_time(memory.valid_to),
+        memory.closed_by,
+        to_storage(memory.updated_at),
+        memory.user_id,
+        memory.memory_id,
+    )
+    conn.execute(
+        "UPDATE memories SET status = ?, valid_to = ?, closed_by = ?, updated_at = ? "
+        "WHERE user_id = ? AND memory_id = ?",
+        params,
+    )

@@ -1,0 +1,44 @@
+"""The read path's lean view of the embedded memory rows."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from chatmemory.adapters.sqlite.database import Database, marks
+from chatmemory.ports.recall_source import MemoryDigest, RecallSource
+
+_BOUND_PARAMETERS = 500  # SQLite caps bound parameters per statement
+
+
+class SqliteRecallSource(RecallSource):
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def memory_digests(self, user_id: str, persona: str | None = None) -> list[MemoryDigest]:
+        conn = self._db.connection()
+        clause, params = self._db.visible_clause(conn, user_id)
+        clause += " AND status = 'active'"
+        if persona is not None:
+            clause += " AND persona = ?"
+            params.append(persona)
+        rows = conn.execute(
+            "SELECT memory_id, persona, importance, updated_at || ':' || "
+            'COALESCE(length(embedding), 0), instr(meta, \'"uses_from": "category"\') > 0 '
+            f"FROM memories WHERE {clause} ORDER BY created_at DESC, memory_id DESC",
+            params,
+        ).fetchall()
+        return [MemoryDigest(row[0], row[1], row[2], row[3], bool(row[4])) for row in rows]
+
+    def memory_embeddings(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, bytes]:
+        conn = self._db.connection()
+        found: dict[str, bytes] = {}
+        ids = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(ids), _BOUND_PARAMETERS):
+            chunk = ids[start : start + _BOUND_PARAMETERS]
+            for memory_id, embedding in conn.execute(
+                "SELECT memory_id, embedding FROM memories WHERE user_id = ? "
+                f"AND memory_id IN ({marks(chunk)}) AND embedding IS NOT NULL",
+                [user_id, *chunk],
+            ):
+                found[memory_id] = embedding
+        return found

@@ -1,0 +1,56 @@
+"""Work off the request path: background jobs and the Step Functions pipelines' starters."""
+
+from __future__ import annotations
+
+import threading
+from abc import ABC, abstractmethod
+from datetime import datetime
+from typing import Protocol
+
+from chatmemory.domain.purge import PurgeRequest
+
+
+class Jobs(ABC):
+    """Work that runs off the request path: in-process locally, on a queue on AWS."""
+
+    @abstractmethod
+    def fold_later(self, user_id: str, conversation_id: str) -> None:
+        """Ask for this conversation's oldest turns to be folded into its summary."""
+
+    @abstractmethod
+    def idle_later(self, user_id: str, conversation_id: str, due_at: datetime) -> None:
+        """(Re)arm the conversation's idle timer: check it again at `due_at`.
+
+        Every user message re-arms it; the check finds out whether a newer message came
+        since, so only the last one of a burst starts the write pipeline (a debounce).
+        """
+
+
+class PipelineStarter(ABC):
+    """Starts the write pipeline for one conversation's new messages."""
+
+    @abstractmethod
+    def start_write(self, user_id: str, conversation_id: str, upto_seq: int) -> bool:
+        """Start it (once per slice: a repeat start is a no-op); True if it started now."""
+
+
+class PurgeStarter(ABC):
+    """Starts the purge of deletions: a Standard workflow on AWS, a queued job locally."""
+
+    @abstractmethod
+    def start_purge(self, request: PurgeRequest, *, origin: str = "delete") -> bool:
+        """Start it; True if it started now, False if the same purge was already started.
+
+        `origin` ("delete", "sweep") keeps a re-drive from being taken for a repeat.
+        """
+
+
+class JobsRunHere(Protocol):
+    """Jobs this process runs itself (the local queue), so the CLI must drive them. Jobs
+    on a queue (SQS) run elsewhere and have no such methods."""
+
+    def run_forever(self, stop: threading.Event) -> None:
+        """Run jobs as they come due until `stop` is set."""
+
+    def run_pending(self) -> int:
+        """Run every job due now (and what those enqueue); how many ran."""

@@ -1,0 +1,127 @@
+"""The memory rows: what chatmemory believes about a user, with every version it kept.
+
+Visibility, the same in every adapter: a memory is hidden from every read once it has
+a tombstone (its row is hidden), once a "forget everything" happened after it was
+created, or once `valid_until` passed (DynamoDB's TTL deletes lazily, so adapters filter
+expired rows themselves). Listings are newest first (created_at, then id, descending).
+Writes that take `events` store those audit events in the same atomic write.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from datetime import datetime
+
+from chatmemory.domain.events import MemoryEvent
+from chatmemory.domain.memory import Memory, Status
+from chatmemory.ports.pages import MAX_PAGE, Page
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryQuery:
+    """Which of a user's memories to list. `status=None` means every status."""
+
+    status: Status | None = Status.ACTIVE
+    persona: str | None = None
+    created_after: datetime | None = None
+
+
+class MemoryStore(ABC):
+    """Reads and writes of a user's memory rows."""
+
+    @abstractmethod
+    def add_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> bool:
+        """Insert a new row; False (and nothing written) if the id exists or was tombstoned."""
+
+    @abstractmethod
+    def put_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> None:
+        """Insert or replace the whole row (e.g. to attach an embedding); a hidden row stays
+        hidden. MemoryNotFound for an id with a tombstone: a deleted memory is never
+        written again, even after the purge removed its row."""
+
+    @abstractmethod
+    def get_memory(self, user_id: str, memory_id: str) -> Memory | None:
+        """The visible row, or None (absent, another user's, tombstoned, forgotten, expired)."""
+
+    @abstractmethod
+    def get_memories(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        """The visible rows among these ids, in the order asked (missing ones left out)."""
+
+    @abstractmethod
+    def list_memories(
+        self,
+        user_id: str,
+        query: MemoryQuery | None = None,
+        *,
+        limit: int = 50,
+        cursor: str | None = None,
+    ) -> Page[Memory]:
+        """A page of visible rows matching `query` (default: active), newest first.
+
+        `limit` is 1..MAX_PAGE; `created_after` keeps rows created strictly after it.
+        InvalidField("next") for a cursor this store did not issue for this user.
+        """
+
+    def iter_memories(self, user_id: str, query: MemoryQuery | None = None) -> Iterator[Memory]:
+        """Every visible row matching `query`, newest first, page by page."""
+        cursor: str | None = None
+        while True:
+            page = self.list_memories(user_id, query, limit=MAX_PAGE, cursor=cursor)
+            yield from page.items
+            if page.next_cursor is None:
+                return
+            cursor = page.next_cursor
+
+    def visible_ids(self, user_id: str, memory_ids: Sequence[str]) -> set[str]:
+        """Which of these ids still name a visible memory (any status): ids only, no text.
+
+        The read path's check that a recent reply it is about to show did not quote a
+        memory deleted since; it reads no memory into the prompt.
+        """
+        return {memory.memory_id for memory in self.get_memories(user_id, memory_ids)}
+
+    @abstractmethod
+    def supersede_memory(
+        self,
+        user_id: str,
+        old_memory_id: str,
+        new_memory: Memory,
+        events: Sequence[MemoryEvent] = (),
+    ) -> Memory:
+        """Atomically close `old_memory_id` as superseded by `new_memory` and write the new row.
+
+        The old row becomes `old.superseded_by(new_memory)`; the new row must say
+        `supersedes=old_memory_id`. Returns the old row as stored. MemoryNotFound if the
+        old row is not visible, ConcurrentChange if it is no longer active or the new id
+        exists — in every failure nothing is written.
+        """
+
+    @abstractmethod
+    def close_memory(
+        self,
+        user_id: str,
+        memory_id: str,
+        at: datetime,
+        closed_by: str | None = None,
+        events: Sequence[MemoryEvent] = (),
+    ) -> Memory:
+        """Mark an active row closed (stopped being true, nothing replaced it).
+
+        Returns the closed row. MemoryNotFound if not visible; ConcurrentChange if not active.
+        """
+
+    @abstractmethod
+    def record_use(
+        self,
+        user_id: str,
+        memory_ids: Sequence[str],
+        at: datetime,
+        events: Sequence[MemoryEvent] = (),
+    ) -> None:
+        """Reinforce memories loaded into a prompt: `last_used_at=at`, `recall_count += 1`.
+
+        Ids that are not visible are skipped silently (a delete may race a read), and so
+        are the events about them.
+        """

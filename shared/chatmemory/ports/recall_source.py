@@ -1,0 +1,38 @@
+"""What per-turn recall reads from the memory rows: lean digests and packed vectors."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class MemoryDigest:
+    """What per-turn recall needs to know about an active memory, without its vectors.
+
+    `version` changes whenever the row's vectors may have changed, so an in-process index
+    can keep decoded vectors and re-read only what changed. `borrowed_uses`: its uses
+    came from its category, not from the memory itself.
+    """
+
+    memory_id: str
+    persona: str
+    importance: int
+    version: str
+    borrowed_uses: bool = False
+
+
+class RecallSource(ABC):
+    """The read path's hot loop over a user's memory rows: no text, no history rows."""
+
+    @abstractmethod
+    def memory_digests(self, user_id: str, persona: str | None = None) -> list[MemoryDigest]:
+        """Every visible active memory, lean (all personas if None), newest first.
+
+        One query, no vectors, no history rows, no entities.
+        """
+
+    @abstractmethod
+    def memory_embeddings(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, bytes]:
+        """The packed vectors of these memories (those that have any), by id."""

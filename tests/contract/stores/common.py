@@ -1,0 +1,51 @@
+"""What every store contract module shares: the users, the queries, small setups."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+from chatmemory.adapters.clock import ManualClock
+from chatmemory.domain.conversation import Conversation, Role
+from chatmemory.domain.memory import Memory, Status
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.stores import Stores
+from tests.support import builders
+
+ALICE = "alice"
+BOB = "bob"
+CAROL = "carol"
+SUPERSEDED = MemoryQuery(status=Status.SUPERSEDED)
+EVERY_STATUS = MemoryQuery(status=None)
+
+
+def all_ids(stores: Stores, user_id: str, query: MemoryQuery | None = None) -> list[str]:
+    return [m.memory_id for m in stores.memories.iter_memories(user_id, query)]
+
+
+def corrected(stores: Stores, clock: ManualClock) -> tuple[Memory, Memory]:
+    """Pune, superseded a month later by Bengaluru."""
+    pune = builders.memory(ALICE, "Lives in Pune.", clock.now(), key="home_city")
+    stores.memories.add_memory(pune)
+    clock.advance(timedelta(days=30))
+    bengaluru = builders.memory(
+        ALICE, "Lives in Bengaluru.", clock.now(), key="home_city", supersedes=pune.memory_id
+    )
+    stores.memories.supersede_memory(ALICE, pune.memory_id, bengaluru)
+    clock.advance(timedelta(hours=1))
+    return pune, bengaluru
+
+
+def eight_turns(stores: Stores, clock: ManualClock) -> Conversation:
+    """A conversation of Alice's with eight user messages and no summary yet."""
+    conversation = builders.conversation(ALICE, clock.now())
+    stores.conversations.create_conversation(conversation)
+    for turn in range(8):
+        stores.conversations.append_message(
+            ALICE,
+            conversation.conversation_id,
+            role=Role.USER,
+            content=f"turn {turn}",
+            tokens=2,
+            at=clock.now(),
+        )
+    return conversation

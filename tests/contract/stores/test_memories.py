@@ -1,0 +1,418 @@
+"""The memory store contract, on SQLite and on DynamoDB (under moto): rows, listings,
+digests, corrections, use and shelf life."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+
+from chatmemory.adapters.clock import ManualClock
+from chatmemory.domain import vectors
+from chatmemory.domain.errors import (
+    ConcurrentChange,
+    InvalidField,
+    MemoryNotFound,
+)
+from chatmemory.domain.events import Op
+from chatmemory.domain.ids import new_memory_id
+from chatmemory.domain.memory import Kind, StatedBy, Status
+from chatmemory.domain.tombstone import Tombstone
+from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.stores import Stores
+from chatmemory.services.deletions import Deletions
+from tests.contract.stores.common import (
+    ALICE,
+    BOB,
+    EVERY_STATUS,
+    SUPERSEDED,
+    all_ids,
+)
+from tests.support import builders
+
+# ---- memories: round trips ------------------------------------------------------------
+
+
+def test_a_memory_reads_back_with_every_field(stores: Stores, clock: ManualClock) -> None:
+    # Given a memory with every optional field filled
+    now = clock.now()
+    original = builders.memory(
+        ALICE,
+        "Dan owns a flat in Xuhui, bought Jul 2026.",
+        now,
+        persona="warren",
+        subject="u:alice",
+        witnessed=("alice", "cara"),
+        room_id="conv_" + "a" * 32,
+        kind=Kind.EVENT,
+        category="home",
+        key="home:flat",
+        importance=7,
+        stated_by=StatedBy.INFERRED,
+        valid_from=now - timedelta(days=120),
+        valid_until=now + timedelta(days=365),
+        evidence=("msg_" + "a" * 32 + "_3", "msg_" + "a" * 32 + "_4"),
+        source_message_id="msg_" + "a" * 32 + "_3",
+        last_used_at=now - timedelta(days=1),
+        recall_count=4,
+        embedding=vectors.pack([0.1, -0.2, 0.3, 0.0]),
+        meta={"cadence": "slow", "asked": None, "deflects": 0, "tags": ["a", "ü"]},
+    )
+    # When it is stored and read back
+    assert stores.memories.add_memory(original) is True
+    # Then nothing was lost or changed
+    assert stores.memories.get_memory(ALICE, original.memory_id) == original
+
+
+def test_unicode_and_500_character_texts_survive(stores: Stores, clock: ManualClock) -> None:
+    long_text = ("Préfère le thé vert 🍵, 日本語も話す — " * 20)[:500]
+    assert len(long_text) == 500
+    for text in (long_text, "Ist Vegetarier 🥦.", "Живёт в Пуне.", "يحب القهوة", "a"):
+        memory = builders.memory(ALICE, text, clock.now())
+        stores.memories.add_memory(memory)
+        stored = stores.memories.get_memory(ALICE, memory.memory_id)
+        assert stored is not None and stored.text == text
+
+
+def test_adding_an_existing_id_writes_nothing(stores: Stores, clock: ManualClock) -> None:
+    first = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    replay = first.with_changes(text="Eats fish.")
+    added_event = builders.event(ALICE, first.memory_id, Op.ADD, clock.now())
+
+    assert stores.memories.add_memory(first) is True
+    assert stores.memories.add_memory(replay, events=[added_event]) is False
+
+    stored = stores.memories.get_memory(ALICE, first.memory_id)
+    assert stored is not None and stored.text == "Is vegetarian."
+    assert stores.events.list_events(ALICE, first.memory_id) == []
+
+
+def test_put_memory_replaces_the_row(stores: Stores, clock: ManualClock) -> None:
+    memory = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    stores.memories.add_memory(memory)
+    with_vector = memory.with_changes(embedding=vectors.pack([1.0, 0.0]), importance=8)
+
+    stores.memories.put_memory(with_vector)
+
+    assert stores.memories.get_memory(ALICE, memory.memory_id) == with_vector
+
+
+def test_add_memory_stores_its_events_with_it(stores: Stores, clock: ManualClock) -> None:
+    memory = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    added = builders.event(ALICE, memory.memory_id, Op.ADD, clock.now())
+
+    stores.memories.add_memory(memory, events=[added])
+
+    assert stores.events.list_events(ALICE, memory.memory_id) == [added]
+
+
+# ---- memories: listing and pagination ---------------------------------------------------
+
+
+def test_listing_is_newest_first_and_filters_by_status_and_persona(
+    stores: Stores, clock: ManualClock
+) -> None:
+    older = builders.memory(ALICE, "Lives in Pune.", clock.now())
+    clock.advance(timedelta(minutes=1))
+    warren = builders.memory(ALICE, "Owns a flat.", clock.now(), persona="warren")
+    clock.advance(timedelta(minutes=1))
+    newer = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    for memory in (older, warren, newer):
+        stores.memories.add_memory(memory)
+    clock.advance(timedelta(minutes=1))
+    stores.memories.close_memory(ALICE, older.memory_id, clock.now())
+
+    assert all_ids(stores, ALICE) == [newer.memory_id, warren.memory_id]
+    assert all_ids(stores, ALICE, MemoryQuery(persona="warren")) == [warren.memory_id]
+    assert all_ids(stores, ALICE, MemoryQuery(status=Status.CLOSED)) == [older.memory_id]
+    assert all_ids(stores, ALICE, EVERY_STATUS) == [
+        newer.memory_id,
+        warren.memory_id,
+        older.memory_id,
+    ]
+
+
+def test_created_after_keeps_only_newer_rows(stores: Stores, clock: ManualClock) -> None:
+    old = builders.memory(ALICE, "Lives in Pune.", clock.now())
+    stores.memories.add_memory(old)
+    cutoff = clock.advance(timedelta(seconds=30))
+    clock.advance(timedelta(seconds=1))
+    fresh = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    stores.memories.add_memory(fresh)
+
+    assert all_ids(stores, ALICE, MemoryQuery(created_after=cutoff)) == [fresh.memory_id]
+
+
+def test_pagination_returns_every_row_exactly_once(stores: Stores, clock: ManualClock) -> None:
+    # Given 130 memories, a third of them history, some sharing a timestamp
+    expected_active = []
+    for index in range(130):
+        if index % 7 == 0:
+            clock.advance(timedelta(seconds=1))
+        memory = builders.memory(ALICE, f"Fact number {index}.", clock.now())
+        stores.memories.add_memory(memory)
+        if index % 3 == 0:
+            stores.memories.close_memory(ALICE, memory.memory_id, clock.now())
+        else:
+            expected_active.append(memory.memory_id)
+    # When they are read 25 at a time
+    seen: list[str] = []
+    cursor = None
+    pages = 0
+    while True:
+        page = stores.memories.list_memories(ALICE, limit=25, cursor=cursor)
+        assert len(page.items) <= 25
+        seen.extend(m.memory_id for m in page.items)
+        pages += 1
+        if page.next_cursor is None:
+            break
+        cursor = page.next_cursor
+    # Then every active row came back once, newest first, over several pages
+    assert pages >= 4
+    assert sorted(seen) == sorted(expected_active)
+    assert len(seen) == len(set(seen))
+    created = [stores.memories.get_memory(ALICE, memory_id).created_at for memory_id in seen]  # type: ignore[union-attr]
+    assert created == sorted(created, reverse=True)
+
+
+def test_the_last_page_has_no_cursor(stores: Stores, clock: ManualClock) -> None:
+    for index in range(3):
+        stores.memories.add_memory(builders.memory(ALICE, f"Fact {index}.", clock.now()))
+
+    page = stores.memories.list_memories(ALICE, limit=3)
+
+    assert len(page.items) == 3 and page.next_cursor is None
+
+
+def test_a_cursor_only_works_for_the_user_it_was_issued_to(
+    stores: Stores, clock: ManualClock
+) -> None:
+    for index in range(3):
+        stores.memories.add_memory(builders.memory(ALICE, f"Fact {index}.", clock.now()))
+    cursor = stores.memories.list_memories(ALICE, limit=1).next_cursor
+    assert cursor is not None
+
+    with pytest.raises(InvalidField) as refused:
+        stores.memories.list_memories(BOB, limit=1, cursor=cursor)
+    assert refused.value.field == "next"
+    with pytest.raises(InvalidField):
+        stores.memories.list_memories(ALICE, limit=1, cursor="not-a-cursor")
+
+
+def test_limit_outside_1_to_100_is_refused(stores: Stores) -> None:
+    for bad in (0, 101):
+        with pytest.raises(InvalidField):
+            stores.memories.list_memories(ALICE, limit=bad)
+
+
+def test_digests_list_exactly_the_memories_recall_may_use(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given active, superseded, closed, deleted, expired and other-persona memories
+    veg = builders.memory(
+        ALICE,
+        "Is vegetarian.",
+        clock.now(),
+        importance=8,
+        embedding=vectors.pack_rows([[1.0, 0.0], [0.0, 1.0]]),
+        meta={"uses": ["dinner ideas"], "uses_from": "category"},
+    )
+    pune = builders.memory(ALICE, "Lives in Pune.", clock.now())
+    goa = builders.memory(ALICE, "Lives in Goa.", clock.now(), supersedes=pune.memory_id)
+    job = builders.memory(ALICE, "Works at Acme.", clock.now())
+    gone = builders.memory(ALICE, "Likes jazz.", clock.now())
+    trip = builders.memory(
+        ALICE, "Is in Lisbon this week.", clock.now(), valid_until=clock.now() + timedelta(hours=1)
+    )
+    warren = builders.memory(ALICE, "Owns a flat.", clock.now(), persona="warren")
+    for memory in (veg, pune, job, gone, trip, warren):
+        stores.memories.add_memory(memory)
+    stores.memories.supersede_memory(ALICE, pune.memory_id, goa)
+    stores.memories.close_memory(ALICE, job.memory_id, clock.now())
+    Deletions(stores).tombstone_memories(
+        ALICE, [Tombstone(user_id=ALICE, memory_id=gone.memory_id, deleted_at=clock.now())]
+    )
+    stores.memories.add_memory(builders.memory(BOB, "Bob's fact.", clock.now()))
+    clock.advance(timedelta(hours=2))
+
+    # When recall reads the digests
+    digests = {d.memory_id: d for d in stores.recall.memory_digests(ALICE)}
+
+    # Then only active, visible, unexpired rows are there, with what scoring needs
+    assert set(digests) == {veg.memory_id, goa.memory_id, warren.memory_id}
+    assert digests[veg.memory_id].importance == 8 and digests[veg.memory_id].borrowed_uses
+    assert not digests[goa.memory_id].borrowed_uses
+    assert [d.memory_id for d in stores.recall.memory_digests(ALICE, "warren")] == [
+        warren.memory_id
+    ]
+    assert stores.recall.memory_embeddings(ALICE, [veg.memory_id, goa.memory_id, "mem_x"]) == {
+        veg.memory_id: veg.embedding
+    }
+    assert stores.recall.memory_embeddings(BOB, [veg.memory_id]) == {}
+    Deletions(stores).forget_everything(ALICE, clock.now())
+    assert stores.recall.memory_digests(ALICE) == []
+
+
+def test_a_digest_version_changes_when_the_vectors_may_have(
+    stores: Stores, clock: ManualClock
+) -> None:
+    memory = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    stores.memories.add_memory(memory)
+    [before] = stores.recall.memory_digests(ALICE)
+    clock.advance(timedelta(seconds=1))
+
+    stores.memories.put_memory(
+        memory.with_changes(embedding=vectors.pack([1.0, 0.0]), updated_at=clock.now())
+    )
+
+    [after] = stores.recall.memory_digests(ALICE)
+    assert before.version != after.version
+
+
+def test_get_memories_returns_visible_rows_in_the_order_asked(
+    stores: Stores, clock: ManualClock
+) -> None:
+    first = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    second = builders.memory(ALICE, "Lives in Pune.", clock.now())
+    gone = builders.memory(ALICE, "Likes jazz.", clock.now())
+    bobs = builders.memory(BOB, "Bob's fact.", clock.now())
+    for memory in (first, second, gone, bobs):
+        stores.memories.add_memory(memory)
+    Deletions(stores).tombstone_memories(
+        ALICE, [Tombstone(user_id=ALICE, memory_id=gone.memory_id, deleted_at=clock.now())]
+    )
+
+    found = stores.memories.get_memories(
+        ALICE, [second.memory_id, gone.memory_id, bobs.memory_id, first.memory_id, "mem_x"]
+    )
+
+    assert found == [second, first]
+    assert stores.memories.get_memories(ALICE, []) == []
+
+
+# ---- supersede and close ----------------------------------------------------------------
+
+
+def test_supersede_closes_the_old_row_and_writes_the_new_one_together(
+    stores: Stores, clock: ManualClock
+) -> None:
+    pune = builders.memory(ALICE, "Lives in Pune.", clock.now(), key="home_city")
+    stores.memories.add_memory(pune)
+    clock.advance(timedelta(days=30))
+    bengaluru = builders.memory(
+        ALICE, "Lives in Bengaluru.", clock.now(), key="home_city", supersedes=pune.memory_id
+    )
+    update_old = builders.event(ALICE, pune.memory_id, Op.UPDATE, clock.now())
+    add_new = builders.event(ALICE, bengaluru.memory_id, Op.ADD, clock.now())
+
+    returned = stores.memories.supersede_memory(
+        ALICE, pune.memory_id, bengaluru, events=[update_old, add_new]
+    )
+
+    assert all_ids(stores, ALICE) == [bengaluru.memory_id]
+    assert all_ids(stores, ALICE, SUPERSEDED) == [pune.memory_id]
+    history = stores.memories.list_memories(ALICE, SUPERSEDED).items[0]
+    assert history == returned
+    assert history.status is Status.SUPERSEDED
+    assert history.closed_by == bengaluru.memory_id
+    assert history.valid_to == bengaluru.created_at
+    assert history.text == "Lives in Pune."  # kept as history, never overwritten
+    assert stores.events.list_events(ALICE, pune.memory_id) == [update_old]
+    assert stores.events.list_events(ALICE, bengaluru.memory_id) == [add_new]
+
+
+def test_supersede_writes_nothing_when_the_new_id_already_exists(
+    stores: Stores, clock: ManualClock
+) -> None:
+    pune = builders.memory(ALICE, "Lives in Pune.", clock.now())
+    taken = builders.memory(ALICE, "Likes tea.", clock.now())
+    stores.memories.add_memory(pune)
+    stores.memories.add_memory(taken)
+    clash = taken.with_changes(text="Lives in Bengaluru.", supersedes=pune.memory_id)
+    event = builders.event(ALICE, pune.memory_id, Op.UPDATE, clock.now())
+
+    with pytest.raises(ConcurrentChange):
+        stores.memories.supersede_memory(ALICE, pune.memory_id, clash, events=[event])
+
+    assert stores.memories.get_memory(ALICE, pune.memory_id) == pune
+    assert stores.memories.get_memory(ALICE, taken.memory_id) == taken
+    assert stores.events.list_events(ALICE, pune.memory_id) == []
+
+
+def test_only_one_of_two_racing_supersedes_wins(stores: Stores, clock: ManualClock) -> None:
+    pune = builders.memory(ALICE, "Lives in Pune.", clock.now())
+    stores.memories.add_memory(pune)
+    first = builders.memory(ALICE, "Lives in Delhi.", clock.now(), supersedes=pune.memory_id)
+    second = builders.memory(ALICE, "Lives in Goa.", clock.now(), supersedes=pune.memory_id)
+
+    stores.memories.supersede_memory(ALICE, pune.memory_id, first)
+    with pytest.raises(ConcurrentChange):
+        stores.memories.supersede_memory(ALICE, pune.memory_id, second)
+
+    assert stores.memories.get_memory(ALICE, second.memory_id) is None
+    assert all_ids(stores, ALICE) == [first.memory_id]
+
+
+def test_superseding_a_missing_memory_writes_nothing(stores: Stores, clock: ManualClock) -> None:
+    ghost = new_memory_id()
+    new = builders.memory(ALICE, "Lives in Goa.", clock.now(), supersedes=ghost)
+
+    with pytest.raises(MemoryNotFound):
+        stores.memories.supersede_memory(ALICE, ghost, new)
+
+    assert stores.memories.get_memory(ALICE, new.memory_id) is None
+
+
+def test_close_ends_a_belief_once(stores: Stores, clock: ManualClock) -> None:
+    job = builders.memory(ALICE, "Works at Acme.", clock.now())
+    stores.memories.add_memory(job)
+    clock.advance(timedelta(days=3))
+
+    closed = stores.memories.close_memory(ALICE, job.memory_id, clock.now())
+
+    assert closed.status is Status.CLOSED and closed.valid_to == clock.now()
+    assert stores.memories.list_memories(ALICE, MemoryQuery(status=Status.CLOSED)).items == [closed]
+    assert all_ids(stores, ALICE) == []
+    with pytest.raises(ConcurrentChange):
+        stores.memories.close_memory(ALICE, job.memory_id, clock.now())
+
+
+def test_record_use_reinforces_visible_memories_only(stores: Stores, clock: ManualClock) -> None:
+    used = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    deleted = builders.memory(ALICE, "Likes jazz.", clock.now())
+    stores.memories.add_memory(used)
+    stores.memories.add_memory(deleted)
+    Deletions(stores).tombstone_memories(
+        ALICE, [Tombstone(user_id=ALICE, memory_id=deleted.memory_id, deleted_at=clock.now())]
+    )
+    later = clock.advance(timedelta(hours=2))
+
+    stores.memories.record_use(ALICE, [used.memory_id, deleted.memory_id, "mem_unknown"], later)
+    stores.memories.record_use(ALICE, [used.memory_id], later)
+
+    reloaded = stores.memories.get_memory(ALICE, used.memory_id)
+    assert reloaded is not None
+    assert reloaded.recall_count == 2 and reloaded.last_used_at == later
+
+
+# ---- shelf life (TTL) -------------------------------------------------------------------
+
+
+def test_a_memory_past_its_shelf_life_is_gone_from_every_read(
+    stores: Stores, clock: ManualClock
+) -> None:
+    trip = builders.memory(
+        ALICE,
+        "Is travelling to Lisbon next week.",
+        clock.now(),
+        valid_until=clock.now() + timedelta(days=7),
+    )
+    stores.memories.add_memory(trip)
+    assert stores.memories.get_memory(ALICE, trip.memory_id) == trip
+
+    clock.advance(timedelta(days=7, seconds=1))
+
+    assert stores.memories.get_memory(ALICE, trip.memory_id) is None
+    assert all_ids(stores, ALICE, EVERY_STATUS) == []
+    with pytest.raises(MemoryNotFound):
+        stores.memories.close_memory(ALICE, trip.memory_id, clock.now())
