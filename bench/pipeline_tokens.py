@@ -188,7 +188,7 @@ def main() -> None:
                 if isinstance(event, ChatResult):
                     conversation = event.conversation_id
             clock.advance(timedelta(minutes=2))
-        container.pipeline._model = claude
+        container.pipeline.use_model(claude)
         clock.advance(timedelta(minutes=11))
         container.jobs.run_due()  # type: ignore[attr-defined]  # the idle timer fires
         memories = list(container.stores.memories.iter_memories(USER))
