@@ -44,6 +44,9 @@ def test_a_memory_about_the_user_gets_their_subject_by_default() -> None:
         ({"embedding": b"x" * 5000}, "embedding"),
         ({"created_at": datetime(2026, 1, 1)}, "created_at"),  # naive: refused, not guessed
         ({"evidence": ("has space",)}, "evidence"),
+        ({"counterpart": "u:dan"}, "counterpart"),  # a row about alice is with no one
+        ({"subject": "self", "counterpart": "dan"}, "counterpart"),
+        ({"subject": "self", "counterpart": "u:"}, "counterpart"),
     ],
 )
 def test_bad_values_are_refused_naming_the_field(

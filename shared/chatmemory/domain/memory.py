@@ -75,6 +75,7 @@ class Memory:
     persona: str = rules.DEFAULT_PERSONA
     subject: str = ""  # "" means "about the user" and is filled in as u:<user_id>
     witnessed: tuple[str, ...] = ()
+    counterpart: str | None = None  # a persona's own promise or open loop: whom it is with
     room_id: str | None = None
     kind: Kind = Kind.FACT
     category: str = rules.DEFAULT_CATEGORY
@@ -104,6 +105,8 @@ class Memory:
         object.__setattr__(
             self, "witnessed", tuple(rules.user_id(w, "witnessed") for w in self.witnessed)
         )
+        if self.counterpart is not None:
+            self._check_counterpart(self.counterpart)
         if self.room_id is not None:
             rules.opaque_id("room_id", self.room_id)
         object.__setattr__(self, "kind", _enum("kind", Kind, self.kind))
@@ -137,6 +140,15 @@ class Memory:
             self, "meta", rules.json_mapping("meta", self.meta, rules.META_MAX_BYTES)
         )
         self._check_time_and_status()
+
+    def _check_counterpart(self, counterpart: str) -> None:
+        # Only a persona's own item (a promise, an open loop) is *with* someone; a row about
+        # a user is already scoped by its subject.
+        if self.subject != "self":
+            raise InvalidField("counterpart", "only a persona's own ('self') memory has one")
+        if not counterpart.startswith("u:") or len(counterpart) < 3:
+            raise InvalidField("counterpart", "must be 'u:<user id>'")
+        rules.user_id(counterpart[2:], field="counterpart")
 
     def _check_time_and_status(self) -> None:
         if self.updated_at < self.created_at:

@@ -64,6 +64,25 @@ def test_a_memory_reads_back_with_every_field(stores: Stores, clock: ManualClock
     assert stores.memories.get_memory(ALICE, original.memory_id) == original
 
 
+def test_a_personas_own_promise_keeps_whom_it_is_with(stores: Stores, clock: ManualClock) -> None:
+    # Given Warren's promise to Alice (a 'self' row with its counterpart)
+    promise = builders.memory(
+        ALICE,
+        "Warren said he would send Alice the 1988 shareholder letter.",
+        clock.now(),
+        persona="warren",
+        subject="self",
+        counterpart="u:alice",
+        kind=Kind.PROMISE,
+        importance=7,
+    )
+    # When it is stored and read back
+    assert stores.memories.add_memory(promise) is True
+    stored = stores.memories.get_memory(ALICE, promise.memory_id)
+    # Then it still says whom the promise is with
+    assert stored == promise and stored is not None and stored.counterpart == "u:alice"
+
+
 def test_unicode_and_500_character_texts_survive(stores: Stores, clock: ManualClock) -> None:
     long_text = ("Préfère le thé vert 🍵, 日本語も話す — " * 20)[:500]
     assert len(long_text) == 500

@@ -90,6 +90,7 @@ class MemoryItem(_Item):
     persona = UnicodeAttribute()
     subject = UnicodeAttribute()
     witnessed = ListAttribute[str]()
+    counterpart = UnicodeAttribute(null=True)
     room_id = UnicodeAttribute(null=True)
     kind = UnicodeAttribute()
     category = UnicodeAttribute()

@@ -15,7 +15,7 @@ from chatmemory.domain.time import from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
 
 MEMORY_COLUMNS = (
-    "user_id, memory_id, persona, subject, witnessed, room_id, kind, category, key, text, "
+    "user_id, memory_id, persona, subject, witnessed, counterpart, room_id, kind, category, key, text, "
     "importance, stated_by, status, valid_from, valid_to, closed_by, supersedes, valid_until, "
     "evidence, source_message_id, created_at, updated_at, last_used_at, recall_count, "
     "embedding, meta"
@@ -66,6 +66,7 @@ def memory_row(memory: Memory) -> tuple[Any, ...]:
         memory.persona,
         memory.subject,
         json.dumps(list(memory.witnessed)),
+        memory.counterpart,
         memory.room_id,
         memory.kind.value,
         memory.category,
@@ -97,6 +98,7 @@ def memory_from_row(row: sqlite3.Row) -> Memory:
         persona=row["persona"],
         subject=row["subject"],
         witnessed=tuple(json.loads(row["witnessed"])),
+        counterpart=row["counterpart"],
         room_id=row["room_id"],
         kind=Kind(row["kind"]),
         category=row["category"],
