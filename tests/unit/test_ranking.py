@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatmemory.domain.ranking import BlockCandidate, Scored, rank_block, recency, select_for_turn
+from chatmemory.domain.ranking import Scored, select_for_turn
 
 NOW = datetime(2026, 11, 30, tzinfo=UTC)
 
@@ -40,45 +40,3 @@ def test_the_cut_never_returns_a_memory_twice_or_below_threshold(
     assert len({c.memory_id for c in chosen}) == len(chosen)
     assert all(c.score >= threshold for c in chosen)
     assert [c.score for c in chosen] == sorted((c.score for c in chosen), reverse=True)
-
-
-def _candidate(
-    memory_id: str,
-    kind: str = "fact",
-    importance: int = 5,
-    days_ago: float = 0,
-    used_days_ago: float | None = None,
-) -> BlockCandidate:
-    return BlockCandidate(
-        memory_id=memory_id,
-        kind=kind,
-        importance=importance,
-        created_at=NOW - timedelta(days=days_ago),
-        last_used_at=None if used_days_ago is None else NOW - timedelta(days=used_days_ago),
-    )
-
-
-def test_recency_decays_two_percent_a_day_from_last_use() -> None:
-    assert recency(_candidate("a", days_ago=0), NOW) == 1.0
-    assert abs(recency(_candidate("a", days_ago=10), NOW) - 0.98**10) < 1e-9
-    assert recency(_candidate("a", days_ago=300, used_days_ago=1), NOW) == 0.98
-
-
-def test_the_block_prefers_recent_important_relevant_memories() -> None:
-    old_trivial = _candidate("old", importance=2, days_ago=200)
-    fresh_important = _candidate("fresh", importance=9, days_ago=1)
-    relevant = _candidate("topic", importance=5, days_ago=50)
-
-    order = rank_block([old_trivial, fresh_important, relevant], NOW, {"topic": 0.9, "fresh": 0.1})
-
-    assert order[0] == "fresh" and order[-1] == "old"
-
-
-def test_the_block_takes_at_most_two_of_a_kind_before_the_rest() -> None:
-    facts = [_candidate(f"fact{i}", importance=9 - i) for i in range(4)]
-    loop = _candidate("loop", kind="open_loop", importance=3)
-
-    order = rank_block([*facts, loop], NOW)
-
-    assert order[:3] == ["fact0", "fact1", "loop"]
-    assert order[3:] == ["fact2", "fact3"]

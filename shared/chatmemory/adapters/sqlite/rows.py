@@ -15,10 +15,10 @@ from chatmemory.domain.time import from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
 
 MEMORY_COLUMNS = (
-    "user_id, memory_id, persona, subject, witnessed, counterpart, room_id, kind, category, key, text, "
-    "importance, stated_by, status, valid_from, valid_to, closed_by, supersedes, valid_until, "
-    "evidence, source_message_id, created_at, updated_at, last_used_at, recall_count, "
-    "embedding, meta"
+    "user_id, memory_id, persona, subject, witnessed, counterpart, room_id, kind, category, "
+    "key, text, importance, stated_by, status, valid_from, valid_to, closed_by, supersedes, "
+    "valid_until, evidence, source_message_id, created_at, updated_at, last_used_at, "
+    "recall_count, embedding, meta"
 )
 MEMORY_PLACEHOLDERS = ", ".join("?" for _ in MEMORY_COLUMNS.split(","))
 
