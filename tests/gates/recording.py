@@ -9,16 +9,18 @@ How each method counts (ARCHITECTURE.md: "Temporary chats read and write nothing
 `enabled: false` stops reads and writes"):
 - MEMORY_READ: anything that returns what is remembered or derived from it — memory
   rows, digests, vectors, the profile, memory events, notices, extraction runs (their
-  candidates quote the user), and a vector search.
+  candidates quote the user), a persona's room block (it quotes memories), and a
+  vector search.
 - MEMORY_WRITE: anything that changes it — memory rows, use counts, tombstones,
-  purges, "forget everything", runs, the profile, events, notices, the settings, and
-  the index's upserts and removals.
+  purges, "forget everything", runs, the profile, events, notices, the settings, a
+  persona's room block, and the index's upserts and removals.
 - DELETION_CHECK: reading tombstones (and the "forget everything" watermark). They hold
   ids and times, never words, and the read path reads them only to withhold text (a
   summary that may still hold a deleted fact), so a chat that must not read memory may
   still check them.
-- CHAT: the conversation and its messages, its summary and its extraction cursor. A
-  temporary chat's own turns are the chat itself, not memory (its messages expire).
+- CHAT: the conversation and its messages, its summary and its extraction cursor; a
+  room, its members, its transcript and each persona's cursor there. A temporary
+  chat's own turns are the chat itself, not memory (its messages expire).
 - CONTROL: reading the settings — how a turn learns that memory is off.
 - SWEEP: the cross-user listings the background sweeps start from (no user, no text).
 - BOOKKEEPING: the write pipeline's run record when it holds no candidate — it says
@@ -46,6 +48,7 @@ from chatmemory.ports.memories import MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.notices import NoticeStore
 from chatmemory.ports.recall_source import RecallSource
+from chatmemory.ports.rooms import RoomStore
 from chatmemory.ports.runs import RunStore
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.user_state import UserStateStore
@@ -100,6 +103,8 @@ STORE_ACCESS: dict[str, Access] = {
     "add_notice": Access.MEMORY_WRITE,
     "mark_notice_undone": Access.MEMORY_WRITE,
     "delete_notices": Access.MEMORY_WRITE,
+    "get_block": Access.MEMORY_READ,  # a persona's room block quotes memories
+    "put_block": Access.MEMORY_WRITE,
     # deletions: ids and times only, read to withhold text
     "get_tombstone": Access.DELETION_CHECK,
     "list_tombstones": Access.DELETION_CHECK,
@@ -114,6 +119,14 @@ STORE_ACCESS: dict[str, Access] = {
     "list_messages": Access.CHAT,
     "update_summary": Access.CHAT,
     "advance_extraction": Access.CHAT,
+    # a room, its members, its transcript and each persona's cursor
+    "create_room": Access.CHAT,
+    "get_room": Access.CHAT,
+    "change_members": Access.CHAT,
+    "append_room_messages": Access.CHAT,
+    "list_room_messages": Access.CHAT,
+    "extraction_cursor": Access.CHAT,
+    "advance_room_extraction": Access.CHAT,
     # is memory on?
     "get_settings": Access.CONTROL,
     # the background sweeps' listings across users
@@ -255,6 +268,7 @@ _STORE_PORTS: dict[str, type] = {
     "user_state": UserStateStore,
     "notices": NoticeStore,
     "events": EventLog,
+    "rooms": RoomStore,
 }
 _RECORDING_PORTS = {
     field: _recording(port, "store", STORE_ACCESS) for field, port in _STORE_PORTS.items()

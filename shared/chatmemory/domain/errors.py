@@ -41,6 +41,11 @@ class ConversationNotFound(NotFound):
         super().__init__("conversation", conversation_id)
 
 
+class RoomNotFound(NotFound):
+    def __init__(self, room_id: str) -> None:
+        super().__init__("room", room_id)
+
+
 class NoticeNotFound(NotFound):
     def __init__(self, notice_id: str) -> None:
         super().__init__("notice", notice_id)

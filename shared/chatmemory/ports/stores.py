@@ -11,6 +11,7 @@ from chatmemory.ports.memories import MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.notices import NoticeStore
 from chatmemory.ports.recall_source import RecallSource
+from chatmemory.ports.rooms import RoomStore
 from chatmemory.ports.runs import RunStore
 from chatmemory.ports.unit_of_work import UnitOfWork
 from chatmemory.ports.user_state import UserStateStore
@@ -32,4 +33,5 @@ class Stores:
     user_state: UserStateStore
     notices: NoticeStore
     events: EventLog
+    rooms: RoomStore
     unit_of_work: UnitOfWork

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+from collections.abc import Callable
 from datetime import timedelta
 
 from chatmemory.adapters.clock import ManualClock
@@ -49,3 +51,21 @@ def eight_turns(stores: Stores, clock: ManualClock) -> Conversation:
             at=clock.now(),
         )
     return conversation
+
+
+def concurrently(writer: Callable[[str], None], writers: int = 3) -> list[BaseException]:
+    """Run `writer("w0")`, `writer("w1")`, … on their own threads at once; what they raised."""
+    errors: list[BaseException] = []
+
+    def run(name: str) -> None:
+        try:
+            writer(name)
+        except BaseException as exc:  # handed back to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(f"w{n}",)) for n in range(writers)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return errors

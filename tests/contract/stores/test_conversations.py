@@ -3,7 +3,6 @@ expiry, folds, the extraction cursor and the sweep's listing."""
 
 from __future__ import annotations
 
-import threading
 from datetime import timedelta
 
 import pytest
@@ -18,6 +17,7 @@ from chatmemory.ports.stores import Stores
 from tests.contract.stores.common import (
     ALICE,
     BOB,
+    concurrently,
     eight_turns,
 )
 from tests.support import builders
@@ -156,27 +156,19 @@ def test_concurrent_appends_never_share_a_sequence_number(
 ) -> None:
     conversation = builders.conversation(ALICE, clock.now())
     stores.conversations.create_conversation(conversation)
-    errors: list[BaseException] = []
 
     def writer(name: str) -> None:
-        try:
-            for index in range(8):
-                stores.conversations.append_message(
-                    ALICE,
-                    conversation.conversation_id,
-                    role=Role.USER,
-                    content=f"{name} {index}",
-                    tokens=2,
-                    at=clock.now(),
-                )
-        except BaseException as exc:  # surfaced below
-            errors.append(exc)
+        for index in range(8):
+            stores.conversations.append_message(
+                ALICE,
+                conversation.conversation_id,
+                role=Role.USER,
+                content=f"{name} {index}",
+                tokens=2,
+                at=clock.now(),
+            )
 
-    threads = [threading.Thread(target=writer, args=(f"w{n}",)) for n in range(3)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    errors = concurrently(writer)
 
     assert errors == []
     messages = stores.conversations.list_messages(ALICE, conversation.conversation_id)

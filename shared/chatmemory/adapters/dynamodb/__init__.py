@@ -1,6 +1,7 @@
-"""The AWS stores: one DynamoDB table, one partition per user, through PynamoDB.
+"""The AWS stores: one DynamoDB table, one partition per user (and one per room), through
+PynamoDB.
 
-Item layout (pk = "U#<user_id>" for every item; sk by type):
+Item layout (pk = "U#<user_id>" for every item of a user; sk by type):
 
     memory        MEM#<memory_id>                   lsi1sk MEM#<created_at>#<memory_id>
     tombstone     TOMB#<memory_id>
@@ -13,7 +14,15 @@ Item layout (pk = "U#<user_id>" for every item; sk by type):
     notice        NOTICE#<notice_id>                lsi1sk NOTICE#<created_at>#<notice_id>
     run           RUN#<run_id>
 
-Every read is a GetItem, BatchGetItem or Query inside the caller's partition, strongly
+A room is no one user's, so it never lives in a user's partition: pk = "R#<room_id>" for
+everything of a room:
+
+    room          ROOM                              (members, version, last_seq)
+    room message  MSG#<seq:010d>
+    persona block BLOCK#<persona>                   (the version it was built for)
+    cursor        CURSOR#<persona>                  (the persona's extraction cursor)
+
+Every read is a GetItem, BatchGetItem or Query inside one partition, strongly
 consistent (the LSI allows it), so a delete is invisible to the very next read. TTL
 deletes lazily, so reads also drop rows whose expiry passed by the injected clock.
 
@@ -29,6 +38,7 @@ from chatmemory.adapters.dynamodb.items import bind_items
 from chatmemory.adapters.dynamodb.memories import DynamoMemoryStore
 from chatmemory.adapters.dynamodb.notices import DynamoNoticeStore
 from chatmemory.adapters.dynamodb.recall import DynamoRecallSource
+from chatmemory.adapters.dynamodb.rooms import DynamoRoomStore
 from chatmemory.adapters.dynamodb.runs import DynamoRunStore
 from chatmemory.adapters.dynamodb.table import Table
 from chatmemory.adapters.dynamodb.tombstones import DynamoTombstoneStore
@@ -57,5 +67,6 @@ def dynamodb_stores(
         user_state=DynamoUserStateStore(table),
         notices=DynamoNoticeStore(table),
         events=DynamoEventLog(table),
+        rooms=DynamoRoomStore(table),
         unit_of_work=DynamoUnitOfWork(table),
     )

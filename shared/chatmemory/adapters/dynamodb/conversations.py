@@ -117,12 +117,10 @@ class DynamoConversationStore(ConversationStore):
     ) -> list[Message]:
         if self.get_conversation(user_id, conversation_id) is None:
             return []
-        if last is not None:
-            rules.int_range("last", last, 0)
-        first = max(after_seq, 0) + 1
-        final = keys.MAX_SEQ if upto_seq is None else min(upto_seq, keys.MAX_SEQ)
-        if first > final or last == 0:
+        window = keys.seq_range(after_seq, upto_seq, last)
+        if window is None:
             return []
+        first, final = window
         cls = self._table.items.message
         rows = cls.query(
             keys.pk(user_id),

@@ -221,6 +221,50 @@ class NoticeItem(_Item):
     undone_at = StorageTimeAttribute(null=True)
 
 
+class RoomItem(_Item):
+    """A room, under its own partition `R#<room_id>` (a room is no one user's)."""
+
+    room_id = UnicodeAttribute()
+    kind = UnicodeAttribute()
+    incognito = BooleanAttribute()
+    fiction = BooleanAttribute()
+    personas = ListAttribute[str]()
+    members = ListAttribute[str]()
+    created_at = StorageTimeAttribute()
+    version = NumberAttribute()
+    last_seq = NumberAttribute()
+    last_message_at = StorageTimeAttribute(null=True)
+
+
+class RoomMessageItem(_Item):
+    room_id = UnicodeAttribute()
+    seq = NumberAttribute()
+    speaker = UnicodeAttribute()
+    text = UnicodeAttribute()
+    created_at = StorageTimeAttribute()
+
+
+class RoomBlockItem(_Item):
+    """A persona's block as built for the room's members at `version`."""
+
+    room_id = UnicodeAttribute()
+    persona = UnicodeAttribute()
+    version = NumberAttribute()
+    text = UnicodeAttribute()
+    memory_ids = ListAttribute[str]()
+    chars_current = NumberAttribute()
+    chars_limit = NumberAttribute()
+    built_at = StorageTimeAttribute()
+
+
+class RoomCursorItem(_Item):
+    """The last seq a persona's write pipeline has read in the room."""
+
+    room_id = UnicodeAttribute()
+    persona = UnicodeAttribute()
+    upto_seq = NumberAttribute()
+
+
 @dataclass(frozen=True, slots=True)
 class BoundItems:
     """The item classes bound to one table, and the connection transactions go through."""
@@ -236,6 +280,10 @@ class BoundItems:
     event: type[EventItem]
     notice: type[NoticeItem]
     run: type[RunItem]
+    room: type[RoomItem]
+    room_message: type[RoomMessageItem]
+    room_block: type[RoomBlockItem]
+    room_cursor: type[RoomCursorItem]
 
 
 def _table_description(table_name: str) -> dict[str, Any]:
@@ -305,4 +353,8 @@ def bind_items(table_name: str, region: str, host: str | None = None) -> BoundIt
         event=_bind(EventItem, table_name, region, host, conn),
         notice=_bind(NoticeItem, table_name, region, host, conn),
         run=_bind(RunItem, table_name, region, host, conn),
+        room=_bind(RoomItem, table_name, region, host, conn),
+        room_message=_bind(RoomMessageItem, table_name, region, host, conn),
+        room_block=_bind(RoomBlockItem, table_name, region, host, conn),
+        room_cursor=_bind(RoomCursorItem, table_name, region, host, conn),
     )

@@ -23,6 +23,8 @@ CONVERSATION_PREFIX = "CONV#"
 PROFILE_PREFIX = "PROFILE#"
 NOTICE_PREFIX = "NOTICE#"
 RUN_PREFIX = "RUN#"
+ROOM_SK = "ROOM"
+ROOM_MESSAGE_PREFIX = "MSG#"
 MAX_SEQ = 9_999_999_999  # ten digits: the widest seq a message id carries
 
 PENDING_SHARDS = 8  # spreads the sweep's index over partitions
@@ -93,6 +95,37 @@ NOTICE_LSI_END = f"{NOTICE_PREFIX}{AFTER_IDS}"
 
 def run_sk(run_id: str) -> str:
     return f"{RUN_PREFIX}{run_id}"
+
+
+def seq_range(after_seq: int, upto_seq: int | None, last: int | None) -> tuple[int, int] | None:
+    """The first and final seq of a transcript window (after_seq < seq <= upto_seq, within
+    what a key can carry); None when the window, or `last=0`, holds nothing."""
+    if last is not None:
+        rules.int_range("last", last, 0)
+    first = max(after_seq, 0) + 1
+    final = MAX_SEQ if upto_seq is None else min(upto_seq, MAX_SEQ)
+    if first > final or last == 0:
+        return None
+    return first, final
+
+
+# ---- a room's partition (no user's: everything of one room, under its own pk) ------------
+
+
+def room_pk(room_id: str) -> str:
+    return f"R#{room_id}"
+
+
+def room_message_sk(seq: int) -> str:
+    return f"{ROOM_MESSAGE_PREFIX}{seq:010d}"
+
+
+def room_block_sk(persona: str) -> str:
+    return f"BLOCK#{persona}"
+
+
+def room_cursor_sk(persona: str) -> str:
+    return f"CURSOR#{persona}"
 
 
 # ---- the memory listing's cursor ----------------------------------------------------------

@@ -187,8 +187,13 @@ class Table:
 
     def get(self, cls: type[M], user_id: str, sk: str) -> M | None:
         """The user's item under `sk` (a strongly consistent GetItem), or None."""
+        return self.get_at(cls, keys.pk(user_id), sk)
+
+    def get_at(self, cls: type[M], pk: str, sk: str) -> M | None:
+        """The item under (pk, sk), a strongly consistent GetItem, or None: for partitions
+        that are no user's (a room's)."""
         try:
-            return cls.get(keys.pk(user_id), sk, consistent_read=True)
+            return cls.get(pk, sk, consistent_read=True)
         except DoesNotExist:
             return None
 

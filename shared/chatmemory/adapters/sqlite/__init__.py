@@ -11,6 +11,7 @@ from chatmemory.adapters.sqlite.events import SqliteEventLog
 from chatmemory.adapters.sqlite.memories import SqliteMemoryStore
 from chatmemory.adapters.sqlite.notices import SqliteNoticeStore
 from chatmemory.adapters.sqlite.recall import SqliteRecallSource
+from chatmemory.adapters.sqlite.rooms import SqliteRoomStore
 from chatmemory.adapters.sqlite.runs import SqliteRunStore
 from chatmemory.adapters.sqlite.tombstones import SqliteTombstoneStore
 from chatmemory.adapters.sqlite.user_state import SqliteUserStateStore
@@ -31,6 +32,7 @@ def sqlite_stores(database: Database) -> Stores:
         user_state=SqliteUserStateStore(database),
         notices=SqliteNoticeStore(database),
         events=SqliteEventLog(database),
+        rooms=SqliteRoomStore(database),
         unit_of_work=SqliteUnitOfWork(database),
     )
 

@@ -6,9 +6,8 @@ import json
 import sqlite3
 from collections.abc import Sequence
 from datetime import datetime
-from typing import Any
 
-from chatmemory.adapters.sqlite.database import Database, check_owner
+from chatmemory.adapters.sqlite.database import Database, check_owner, seq_window
 from chatmemory.adapters.sqlite.rows import (
     CONVERSATION_COLUMNS,
     conversation_from_row,
@@ -119,20 +118,12 @@ class SqliteConversationStore(ConversationStore):
     ) -> list[Message]:
         if self.get_conversation(user_id, conversation_id) is None:
             return []
+        window, params = seq_window(after_seq, upto_seq, last)
         sql = (
-            "SELECT * FROM messages WHERE user_id = ? AND conversation_id = ? AND seq > ? "
-            "AND (expires_at IS NULL OR expires_at > ?)"
+            "SELECT * FROM messages WHERE user_id = ? AND conversation_id = ? "
+            f"AND (expires_at IS NULL OR expires_at > ?){window}"
         )
-        params: list[Any] = [user_id, conversation_id, after_seq, self._db.now()]
-        if upto_seq is not None:
-            sql += " AND seq <= ?"
-            params.append(upto_seq)
-        if last is not None:
-            rules.int_range("last", last, 0)
-            sql += " ORDER BY seq DESC LIMIT ?"
-            params.append(last)
-        else:
-            sql += " ORDER BY seq"
+        params = [user_id, conversation_id, self._db.now(), *params]
         messages = [message_from_row(row) for row in self._db.connection().execute(sql, params)]
         return sorted(messages, key=lambda message: message.seq)
 

@@ -10,6 +10,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
 
+from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.time import to_storage
 from chatmemory.ports.clock import Clock
@@ -136,6 +137,20 @@ def check_owner(user_id: str, owner: str) -> None:
 def marks(values: Any) -> str:
     """`?, ?, …`, one per value, for an IN list."""
     return ", ".join("?" for _ in values)
+
+
+def seq_window(after_seq: int, upto_seq: int | None, last: int | None) -> tuple[str, list[Any]]:
+    """The tail of a transcript query (` AND seq > ? … ORDER BY …`) and its parameters:
+    after_seq < seq <= upto_seq, or the `last` newest of that (the caller sorts them)."""
+    sql = " AND seq > ?"
+    params: list[Any] = [after_seq]
+    if upto_seq is not None:
+        sql += " AND seq <= ?"
+        params.append(upto_seq)
+    if last is None:
+        return sql + " ORDER BY seq", params
+    rules.int_range("last", last, 0)
+    return sql + " ORDER BY seq DESC LIMIT ?", [*params, last]
 
 
 def _statements(script: str) -> Iterator[str]:

@@ -11,6 +11,8 @@ from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.events import Actor
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.notice import Notice
+from chatmemory.domain.persona_block import PersonaBlock
+from chatmemory.domain.rooms import Room, RoomKind, RoomMessage
 from chatmemory.domain.time import from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
 
@@ -26,6 +28,13 @@ MEMORY_PLACEHOLDERS = ", ".join("?" for _ in MEMORY_COLUMNS.split(","))
 CONVERSATION_COLUMNS = (
     "user_id, conversation_id, persona, temporary, expires_at, created_at, updated_at, "
     "last_seq, summary, summary_upto_seq, fold_count, extracted_upto_seq, last_user_message_at"
+)
+ROOM_COLUMNS = (
+    "room_id, kind, incognito, fiction, personas, members, created_at, version, last_seq, "
+    "last_message_at"
+)
+ROOM_BLOCK_COLUMNS = (
+    "room_id, persona, version, text, memory_ids, chars_current, chars_limit, built_at"
 )
 TOMBSTONE_COLUMNS = (
     "user_id, memory_id, deleted_at, actor, persona, versions, source_message_ids, "
@@ -195,4 +204,84 @@ def notice_from_row(row: sqlite3.Row) -> Notice:
         persona=row["persona"],
         conversation_id=row["conversation_id"],
         undone_at=opt_parse(row["undone_at"]),
+    )
+
+
+def room_row(room: Room) -> tuple[Any, ...]:
+    return (
+        room.room_id,
+        room.kind.value,
+        int(room.incognito),
+        int(room.fiction),
+        json.dumps(sorted(room.personas)),
+        room_members(room),
+        to_storage(room.created_at),
+        room.version,
+        room.last_seq,
+        opt_time(room.last_message_at),
+    )
+
+
+def room_members(room: Room) -> str:
+    """The members column: the user ids as a sorted JSON list."""
+    return json.dumps(sorted(room.members))
+
+
+def room_from_row(row: sqlite3.Row) -> Room:
+    return Room(
+        room_id=row["room_id"],
+        kind=RoomKind(row["kind"]),
+        incognito=bool(row["incognito"]),
+        fiction=bool(row["fiction"]),
+        personas=frozenset(json.loads(row["personas"])),
+        members=frozenset(json.loads(row["members"])),
+        created_at=from_storage(row["created_at"]),
+        version=row["version"],
+        last_seq=row["last_seq"],
+        last_message_at=opt_parse(row["last_message_at"]),
+    )
+
+
+def room_message_row(message: RoomMessage) -> tuple[Any, ...]:
+    return (
+        message.room_id,
+        message.seq,
+        message.speaker,
+        message.text,
+        to_storage(message.created_at),
+    )
+
+
+def room_message_from_row(row: sqlite3.Row) -> RoomMessage:
+    return RoomMessage(
+        room_id=row["room_id"],
+        seq=row["seq"],
+        speaker=row["speaker"],
+        text=row["text"],
+        created_at=from_storage(row["created_at"]),
+    )
+
+
+def room_block_row(
+    room_id: str, version: int, block: PersonaBlock, built_at: datetime
+) -> tuple[Any, ...]:
+    return (
+        room_id,
+        block.persona,
+        version,
+        block.text,
+        json.dumps(list(block.memory_ids)),
+        block.chars_current,
+        block.chars_limit,
+        to_storage(built_at),
+    )
+
+
+def room_block_from_row(row: sqlite3.Row) -> PersonaBlock:
+    return PersonaBlock(
+        persona=row["persona"],
+        text=row["text"],
+        memory_ids=tuple(json.loads(row["memory_ids"])),
+        chars_current=row["chars_current"],
+        chars_limit=row["chars_limit"],
     )

@@ -1,0 +1,176 @@
+"""Rooms on DynamoDB: everything of a room under its own partition `R#<room_id>` — the
+ROOM item, MSG#<seq> messages, BLOCK#<persona> blocks and CURSOR#<persona> cursors."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+
+from pynamodb.expressions.condition import Condition, Or
+from pynamodb.expressions.update import Action
+
+from chatmemory.adapters.dynamodb import keys
+from chatmemory.adapters.dynamodb.room_mapping import (
+    room_block_from_item,
+    room_block_item,
+    room_cursor_item,
+    room_from_item,
+    room_item,
+    room_members,
+    room_message_from_item,
+    room_message_item,
+)
+from chatmemory.adapters.dynamodb.table import LostRace, Table, Write, all_of
+from chatmemory.domain import rules
+from chatmemory.domain.errors import ConcurrentChange, RoomNotFound
+from chatmemory.domain.persona_block import PersonaBlock
+from chatmemory.domain.rooms import NewRoomMessage, Room, RoomMessage
+from chatmemory.ports.rooms import RoomStore
+
+
+class DynamoRoomStore(RoomStore):
+    """Rooms and what belongs to them; sequence numbers and the member version come from
+    the ROOM item, each write guarded on what it read and retried through `optimistic`."""
+
+    def __init__(self, table: Table) -> None:
+        self._table = table
+        self._cls = table.items.room
+
+    def create_room(self, room: Room) -> None:
+        item = room_item(self._table.items, room)
+        try:
+            self._table.commit([Write("put", item, self._cls.sk.does_not_exist())])
+        except LostRace as exc:
+            raise ConcurrentChange("room id already exists") from exc
+
+    def get_room(self, room_id: str) -> Room | None:
+        item = self._table.get_at(self._cls, keys.room_pk(room_id), keys.ROOM_SK)
+        return None if item is None else room_from_item(item)
+
+    def change_members(
+        self, room_id: str, *, join: Sequence[str] = (), leave: Sequence[str] = ()
+    ) -> Room:
+        cls = self._cls
+
+        def change() -> Room:
+            room = self._existing(room_id)
+            changed = room.with_members(join=join, leave=leave)
+            if changed is room:
+                return room
+            actions = [cls.members.set(room_members(changed)), cls.version.set(changed.version)]
+            self._table.commit([self._update(room_id, actions, cls.version == room.version)])
+            return changed
+
+        return self._table.optimistic(change, what="its members changed", changing="the room")
+
+    def append_room_messages(
+        self, room_id: str, messages: Sequence[NewRoomMessage], at: datetime
+    ) -> list[RoomMessage]:
+        cls = self._cls
+        message_cls = self._table.items.room_message
+
+        def append() -> list[RoomMessage]:
+            room = self._existing(room_id)
+            stored = room.numbered(messages, at)
+            if not stored:
+                return []
+            moved = room.appended(stored, at)
+            actions = [cls.last_seq.set(moved.last_seq), cls.last_message_at.set(at)]
+            # Guarded on the last_seq the append numbered from: two appends that read the
+            # same room cannot both commit, so they never share a seq.
+            writes = [self._update(room_id, actions, cls.last_seq == room.last_seq)]
+            writes += [
+                Write(
+                    "put",
+                    room_message_item(self._table.items, message),
+                    message_cls.sk.does_not_exist(),
+                )
+                for message in stored
+            ]
+            self._table.commit(writes)
+            return stored
+
+        return self._table.optimistic(append, what="a message was appended", changing="the room")
+
+    def list_room_messages(
+        self,
+        room_id: str,
+        *,
+        after_seq: int = 0,
+        upto_seq: int | None = None,
+        last: int | None = None,
+    ) -> list[RoomMessage]:
+        window = keys.seq_range(after_seq, upto_seq, last)
+        if window is None:
+            return []
+        first, final = window
+        cls = self._table.items.room_message
+        rows = cls.query(
+            keys.room_pk(room_id),
+            cls.sk.between(keys.room_message_sk(first), keys.room_message_sk(final)),
+            consistent_read=True,
+            scan_index_forward=last is None,
+            limit=last,
+        )
+        return sorted((room_message_from_item(row) for row in rows), key=lambda m: m.seq)
+
+    def put_block(self, room_id: str, version: int, block: PersonaBlock, at: datetime) -> None:
+        rules.opaque_id("room_id", room_id)
+        rules.persona(block.persona)
+        rules.int_range("version", version, 0)
+        cls = self._table.items.room_block
+        item = room_block_item(self._table.items, room_id, version, block, at)
+        try:
+            self._table.commit(
+                [Write("put", item, Or(cls.sk.does_not_exist(), cls.version <= version))]
+            )
+        except LostRace:
+            return  # a block built for newer members is already there: it stays
+
+    def get_block(self, room_id: str, persona: str, version: int) -> PersonaBlock | None:
+        cls = self._table.items.room_block
+        item = self._table.get_at(cls, keys.room_pk(room_id), keys.room_block_sk(persona))
+        if item is None or int(item.version) != version:
+            return None
+        return room_block_from_item(item)
+
+    def extraction_cursor(self, room_id: str, persona: str) -> int:
+        cls = self._table.items.room_cursor
+        item = self._table.get_at(cls, keys.room_pk(room_id), keys.room_cursor_sk(persona))
+        return 0 if item is None else int(item.upto_seq)
+
+    def advance_room_extraction(
+        self, room_id: str, persona: str, *, upto_seq: int, expected_upto_seq: int
+    ) -> bool:
+        rules.persona(persona)
+        rules.int_range("upto_seq", upto_seq, 0)
+        cls = self._table.items.room_cursor
+        read_at: Condition = cls.upto_seq == expected_upto_seq
+        if expected_upto_seq == 0:  # a cursor never written reads as 0
+            read_at = Or(cls.sk.does_not_exist(), read_at)
+        cursor = room_cursor_item(self._table.items, room_id, persona, upto_seq)
+        # One transaction: the room's check (a missing room fails it too) and the cursor.
+        room = self._cls(keys.room_pk(room_id), keys.ROOM_SK)
+        writes = [
+            Write("check", room, self._cls.last_seq >= upto_seq),
+            Write("put", cursor, read_at),
+        ]
+        try:
+            self._table.commit(writes)
+        except LostRace:
+            return False
+        return True
+
+    # ---- pieces of the writes ---------------------------------------------------------------
+
+    def _existing(self, room_id: str) -> Room:
+        room = self.get_room(room_id)
+        if room is None:
+            raise RoomNotFound(room_id)
+        return room
+
+    def _update(self, room_id: str, actions: Sequence[Action], condition: Condition) -> Write:
+        """An update of a ROOM item that exists and meets `condition`."""
+        cls = self._cls
+        item = cls(keys.room_pk(room_id), keys.ROOM_SK)
+        return Write("update", item, all_of(cls.sk.exists(), condition), tuple(actions))

@@ -1,0 +1,361 @@
+"""The room store contract, on both backends: the room and its members, the transcript's
+sequence numbers and windows, each persona's stored block and extraction cursor, and
+rooms kept apart from one another."""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timedelta
+from typing import Any
+
+import pytest
+
+from chatmemory.adapters.clock import ManualClock
+from chatmemory.domain.errors import ConcurrentChange, RoomNotFound
+from chatmemory.domain.persona_block import PersonaBlock
+from chatmemory.domain.rooms import NewRoomMessage, Room, RoomKind
+from chatmemory.domain.rules import MESSAGE_MAX
+from chatmemory.ports.stores import Stores
+from tests.contract.stores.common import ALICE, BOB, CAROL, concurrently
+
+WARREN = "warren"
+MIRA = "mira"
+
+
+def new_room(at: datetime, **fields: Any) -> Room:
+    """A fresh group room with Alice in it and Warren and Mira as its personas."""
+    values: dict[str, Any] = {
+        "room_id": f"room_{uuid.uuid4().hex}",
+        "kind": RoomKind.GROUP,
+        "created_at": at,
+        "personas": frozenset({WARREN, MIRA}),
+        "members": frozenset({ALICE}),
+    }
+    values.update(fields)
+    return Room(**values)
+
+
+def created(stores: Stores, clock: ManualClock, **fields: Any) -> Room:
+    room = new_room(clock.now(), **fields)
+    stores.rooms.create_room(room)
+    return room
+
+
+def said(stores: Stores, room: Room, clock: ManualClock, *texts: str) -> None:
+    """Alice says each text in the room, one append each."""
+    for text in texts:
+        stores.rooms.append_room_messages(
+            room.room_id, [NewRoomMessage(f"u:{ALICE}", text)], clock.now()
+        )
+
+
+def block(persona: str, text: str) -> PersonaBlock:
+    return PersonaBlock(
+        persona=persona,
+        text=text,
+        memory_ids=("mem_b", "mem_a"),
+        chars_current=len(text),
+        chars_limit=1200,
+    )
+
+
+# ---- the room and its members -------------------------------------------------------------
+
+
+def test_a_room_reads_back_with_every_field_and_cannot_be_created_twice(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room with every field set away from its default
+    room = new_room(
+        clock.now(),
+        kind=RoomKind.PRIVATE,
+        incognito=True,
+        fiction=True,
+        members=frozenset({ALICE, BOB}),
+        version=3,
+        last_seq=7,
+        last_message_at=clock.now() + timedelta(minutes=1),
+    )
+
+    # When it is stored
+    stores.rooms.create_room(room)
+
+    # Then it reads back whole, and a second create of the same id is refused
+    assert stores.rooms.get_room(room.room_id) == room
+    with pytest.raises(ConcurrentChange):
+        stores.rooms.create_room(new_room(clock.now(), room_id=room.room_id))
+    assert stores.rooms.get_room(room.room_id) == room
+
+
+def test_a_room_that_was_never_created_reads_as_none(stores: Stores) -> None:
+    assert stores.rooms.get_room("room_missing") is None
+
+
+def test_joins_and_leaves_change_the_members_and_bump_the_version(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room with Alice
+    room = created(stores, clock)
+
+    # When Bob and Carol join, then Alice leaves
+    joined = stores.rooms.change_members(room.room_id, join=[BOB, CAROL])
+    left = stores.rooms.change_members(room.room_id, leave=[ALICE])
+
+    # Then each change moved the version by one and is what the store holds
+    assert (joined.members, joined.version) == (frozenset({ALICE, BOB, CAROL}), 1)
+    assert (left.members, left.version) == (frozenset({BOB, CAROL}), 2)
+    assert stores.rooms.get_room(room.room_id) == left
+
+
+def test_a_change_that_changes_no_member_keeps_the_version(
+    stores: Stores, clock: ManualClock
+) -> None:
+    room = created(stores, clock)
+
+    again = stores.rooms.change_members(room.room_id, join=[ALICE], leave=[CAROL])
+
+    assert again == room
+    assert stores.rooms.get_room(room.room_id) == room
+
+
+def test_members_change_in_a_room_that_does_not_exist_is_refused(stores: Stores) -> None:
+    with pytest.raises(RoomNotFound):
+        stores.rooms.change_members("room_missing", join=[BOB])
+
+
+# ---- the transcript ------------------------------------------------------------------------
+
+
+def test_messages_get_consecutive_sequence_numbers_and_move_the_room(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room
+    room = created(stores, clock)
+
+    # When Alice speaks, and later Warren and Mira answer in one append
+    first = stores.rooms.append_room_messages(
+        room.room_id, [NewRoomMessage(f"u:{ALICE}", "Hallo 👋 wer ist da?")], clock.now()
+    )
+    answered_at = clock.advance(timedelta(seconds=3))
+    answers = stores.rooms.append_room_messages(
+        room.room_id,
+        [NewRoomMessage(f"p:{WARREN}", "Ich."), NewRoomMessage(f"p:{MIRA}", "Ich auch.")],
+        answered_at,
+    )
+
+    # Then the seqs run on, the transcript holds them, and the room moved with them
+    assert [m.seq for m in first + answers] == [1, 2, 3]
+    assert [m.created_at for m in answers] == [answered_at, answered_at]
+    assert stores.rooms.list_room_messages(room.room_id) == first + answers
+    state = stores.rooms.get_room(room.room_id)
+    assert state is not None
+    assert (state.last_seq, state.last_message_at) == (3, answered_at)
+    assert (state.members, state.version) == (room.members, room.version)
+
+
+def test_an_empty_append_stores_nothing_and_leaves_the_room(
+    stores: Stores, clock: ManualClock
+) -> None:
+    room = created(stores, clock)
+
+    assert stores.rooms.append_room_messages(room.room_id, [], clock.now()) == []
+    assert stores.rooms.get_room(room.room_id) == room
+
+
+def test_appending_to_a_room_that_does_not_exist_is_refused(
+    stores: Stores, clock: ManualClock
+) -> None:
+    with pytest.raises(RoomNotFound):
+        stores.rooms.append_room_messages(
+            "room_missing", [NewRoomMessage(f"u:{ALICE}", "hi")], clock.now()
+        )
+    assert stores.rooms.list_room_messages("room_missing") == []
+
+
+def test_concurrent_appends_never_share_a_sequence_number(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room, and three writers appending at once
+    room = created(stores, clock)
+
+    def writer(name: str) -> None:
+        for index in range(8):
+            stores.rooms.append_room_messages(
+                room.room_id, [NewRoomMessage(f"u:{name}", f"{name} {index}")], clock.now()
+            )
+
+    errors = concurrently(writer)
+
+    # Then every message has its own seq, with no gap, and the room counted them all
+    assert errors == []
+    messages = stores.rooms.list_room_messages(room.room_id)
+    assert [m.seq for m in messages] == list(range(1, 25))
+    assert sorted(m.text for m in messages) == sorted(
+        f"w{n} {index}" for n in range(3) for index in range(8)
+    )
+    state = stores.rooms.get_room(room.room_id)
+    assert state is not None and state.last_seq == 24
+
+
+def test_message_windows(stores: Stores, clock: ManualClock) -> None:
+    room = created(stores, clock)
+    said(stores, room, clock, *(f"turn {turn}" for turn in range(1, 13)))
+
+    def seqs(**window: int) -> list[int]:
+        return [m.seq for m in stores.rooms.list_room_messages(room.room_id, **window)]
+
+    assert seqs() == list(range(1, 13))
+    assert seqs(after_seq=8) == [9, 10, 11, 12]
+    assert seqs(after_seq=2, upto_seq=6) == [3, 4, 5, 6]
+    assert seqs(last=4) == [9, 10, 11, 12]
+    assert seqs(upto_seq=6, last=2) == [5, 6]
+    assert seqs(last=0) == []
+    assert seqs(after_seq=12) == []
+
+
+def test_a_persona_may_say_more_than_a_human_and_it_is_kept_whole(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room, and a persona's answer longer than any human message may be
+    room = created(stores, clock)
+    long_answer = "Es war einmal ein Drache, der Tee mochte. " * 400
+    assert len(long_answer.strip()) > MESSAGE_MAX
+
+    # When the persona says it
+    stored = stores.rooms.append_room_messages(
+        room.room_id, [NewRoomMessage(f"p:{WARREN}", long_answer)], clock.now()
+    )
+
+    # Then it reads back to the character, with its speaker
+    (message,) = stores.rooms.list_room_messages(room.room_id)
+    assert message == stored[0]
+    assert (message.speaker, message.text) == (f"p:{WARREN}", long_answer)
+
+
+# ---- each persona's block ------------------------------------------------------------------
+
+
+def test_a_block_comes_back_only_for_the_version_it_was_built_for(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a block of Warren's built for the room's members at version 1
+    room = created(stores, clock)
+    built = block(WARREN, "<persona_memory>Alice likes tea.</persona_memory>")
+    stores.rooms.put_block(room.room_id, 1, built, clock.now())
+
+    # Then it comes back for version 1, and for no other version
+    assert stores.rooms.get_block(room.room_id, WARREN, 1) == built
+    assert stores.rooms.get_block(room.room_id, WARREN, 0) is None
+    assert stores.rooms.get_block(room.room_id, WARREN, 2) is None
+
+
+def test_a_newer_block_replaces_the_stored_one_and_an_older_never_does(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given Warren's block at version 1, rebuilt after a join at version 2
+    room = created(stores, clock)
+    stores.rooms.put_block(room.room_id, 1, block(WARREN, "for Alice"), clock.now())
+    rebuilt = block(WARREN, "for Alice and Bob")
+    stores.rooms.put_block(room.room_id, 2, rebuilt, clock.now())
+
+    # When a slow build for the old members lands afterwards
+    stores.rooms.put_block(room.room_id, 1, block(WARREN, "stale"), clock.now())
+
+    # Then only the rebuilt block is served
+    assert stores.rooms.get_block(room.room_id, WARREN, 2) == rebuilt
+    assert stores.rooms.get_block(room.room_id, WARREN, 1) is None
+
+
+def test_an_empty_block_is_kept_as_built(stores: Stores, clock: ManualClock) -> None:
+    room = created(stores, clock)
+    empty = PersonaBlock(persona=MIRA, text="", memory_ids=(), chars_current=0, chars_limit=1200)
+
+    stores.rooms.put_block(room.room_id, 0, empty, clock.now())
+
+    assert stores.rooms.get_block(room.room_id, MIRA, 0) == empty
+
+
+def test_a_block_of_one_persona_is_not_another_personas(stores: Stores, clock: ManualClock) -> None:
+    room = created(stores, clock)
+    warrens = block(WARREN, "what Warren remembers")
+    stores.rooms.put_block(room.room_id, 0, warrens, clock.now())
+
+    assert stores.rooms.get_block(room.room_id, MIRA, 0) is None
+    miras = block(MIRA, "what Mira remembers")
+    stores.rooms.put_block(room.room_id, 0, miras, clock.now())
+    assert stores.rooms.get_block(room.room_id, WARREN, 0) == warrens
+    assert stores.rooms.get_block(room.room_id, MIRA, 0) == miras
+
+
+# ---- each persona's extraction cursor ------------------------------------------------------
+
+
+def test_the_cursor_moves_only_from_where_it_was_read(stores: Stores, clock: ManualClock) -> None:
+    # Given a room of three messages, read by no one yet
+    room = created(stores, clock)
+    said(stores, room, clock, "one", "two", "three")
+    assert stores.rooms.extraction_cursor(room.room_id, WARREN) == 0
+
+    # When Warren's pipeline moves from 0 to 2, and a second run that also read 0 tries
+    moved = stores.rooms.advance_room_extraction(
+        room.room_id, WARREN, upto_seq=2, expected_upto_seq=0
+    )
+    raced = stores.rooms.advance_room_extraction(
+        room.room_id, WARREN, upto_seq=3, expected_upto_seq=0
+    )
+
+    # Then only the first moved it, and it moves on from where it now is
+    assert (moved, raced) == (True, False)
+    assert stores.rooms.extraction_cursor(room.room_id, WARREN) == 2
+    assert stores.rooms.advance_room_extraction(
+        room.room_id, WARREN, upto_seq=3, expected_upto_seq=2
+    )
+    assert stores.rooms.extraction_cursor(room.room_id, WARREN) == 3
+    # and Mira's cursor is her own
+    assert stores.rooms.extraction_cursor(room.room_id, MIRA) == 0
+
+
+def test_the_cursor_never_passes_the_last_message(stores: Stores, clock: ManualClock) -> None:
+    room = created(stores, clock)
+    said(stores, room, clock, "one", "two")
+
+    assert not stores.rooms.advance_room_extraction(
+        room.room_id, WARREN, upto_seq=3, expected_upto_seq=0
+    )
+    assert stores.rooms.extraction_cursor(room.room_id, WARREN) == 0
+    assert not stores.rooms.advance_room_extraction(
+        "room_missing", WARREN, upto_seq=0, expected_upto_seq=0
+    )
+    assert stores.rooms.extraction_cursor("room_missing", WARREN) == 0
+
+
+# ---- rooms apart ---------------------------------------------------------------------------
+
+
+def test_one_rooms_messages_blocks_and_cursors_never_show_through_another(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given two rooms, one with a transcript, a block and a moved cursor
+    busy = created(stores, clock)
+    quiet = created(stores, clock)
+    said(stores, busy, clock, "one", "two")
+    stores.rooms.put_block(busy.room_id, 0, block(WARREN, "about Alice"), clock.now())
+    assert stores.rooms.advance_room_extraction(
+        busy.room_id, WARREN, upto_seq=2, expected_upto_seq=0
+    )
+
+    # Then the other room shows none of it, and cannot move a cursor on the first's seqs
+    assert stores.rooms.list_room_messages(quiet.room_id) == []
+    assert stores.rooms.get_block(quiet.room_id, WARREN, 0) is None
+    assert stores.rooms.extraction_cursor(quiet.room_id, WARREN) == 0
+    assert not stores.rooms.advance_room_extraction(
+        quiet.room_id, WARREN, upto_seq=2, expected_upto_seq=0
+    )
+    state = stores.rooms.get_room(quiet.room_id)
+    assert state is not None and (state.last_seq, state.last_message_at) == (0, None)
+    # and its first message is its own seq 1
+    (first,) = stores.rooms.append_room_messages(
+        quiet.room_id, [NewRoomMessage(f"u:{BOB}", "hi")], clock.now()
+    )
+    assert (first.room_id, first.seq) == (quiet.room_id, 1)
+    assert [m.seq for m in stores.rooms.list_room_messages(busy.room_id)] == [1, 2]
