@@ -36,6 +36,7 @@ from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
 from chatmemory.services.purge import InProcessPurge, PurgePipeline, PurgeSweep
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
+from chatmemory.services.rooms import RoomBlocks
 
 StoreKind = Literal["sqlite", "dynamodb"]
 EmbedderKind = Literal["auto", "minilm", "hashing", "titan"]
@@ -577,6 +578,10 @@ class Container:
             jobs=self.jobs,
             idle_after=timedelta(seconds=self.settings.idle_seconds),
         )
+
+    @cached_property
+    def room_blocks(self) -> RoomBlocks:
+        return RoomBlocks(self.stores, self.clock)
 
     @cached_property
     def memory_settings(self) -> SettingsService:
