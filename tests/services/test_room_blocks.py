@@ -192,3 +192,29 @@ def test_a_deleted_memory_is_gone_from_the_next_block(
     opened = blocks.open(room(clock, {DAN}))
 
     assert "propose" not in blocks.block(opened.room_id, WARREN).text
+
+
+def test_what_a_private_chat_with_warren_taught_him_shows_in_his_next_block_only(
+    stores: Stores, clock: ManualClock, blocks: RoomBlocks
+) -> None:
+    from tests.support.product import ALICE, Product  # noqa: PLC0415
+
+    # Given Alice told Warren something in a private chat, and the chat went quiet (the
+    # write pipeline ran with the offline model)
+    product = Product(stores, clock)
+    product.say("I'm vegetarian and I live in Pune.", persona=WARREN)
+    product.go_quiet()
+    learned = [m for m in stores.memories.iter_memories(ALICE) if "Pune" in m.text]
+    assert learned and all(m.persona == WARREN for m in learned)
+
+    # When she opens a private room with Warren and Nolan, and later a group room
+    private = blocks.open(room(clock, {ALICE}))
+    group = blocks.open(room(clock, {ALICE, CARA}))
+
+    # Then Warren's private block carries it, with its date and the meter; Nolan's does
+    # not; and the group room's blocks carry no personal memory
+    warren = blocks.block(private.room_id, WARREN)
+    assert "Pune" in warren.text and clock.now().date().isoformat()[:7] in warren.text
+    assert warren.chars_current > 0 and warren.meter.endswith("/ 1200")
+    assert "Pune" not in blocks.block(private.room_id, NOLAN).text
+    assert all("Pune" not in blocks.block(group.room_id, p).text for p in (WARREN, NOLAN))
