@@ -12,6 +12,7 @@ user, of a user with memory off, or of one who muted the persona, is even read.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 
 from chatmemory.domain.audience import V1_GROUPS_LOAD_WORLD_ONLY, visible_memories
 from chatmemory.domain.errors import InvalidField, RoomNotFound
@@ -85,7 +86,7 @@ class RoomBlocks:
         }
         block = build_persona_block(persona, present, visible, notes=notes, now=now)
         self._stores.rooms.put_block(room.room_id, room.version, block, now)
-        self._touch(block, [v.memory for v in visible])
+        self._touch(block, [v.memory for v in visible], now)
         return block
 
     def _rows_of_those_who_allow(
@@ -99,7 +100,7 @@ class RoomBlocks:
                 rows.extend(self._stores.memories.iter_memories(user, query))
         return rows
 
-    def _touch(self, block: PersonaBlock, candidates: Sequence[Memory]) -> None:
+    def _touch(self, block: PersonaBlock, candidates: Sequence[Memory], now: datetime) -> None:
         """Loading a memory reinforces it (`last_used_at`, `recall_count`), in its owner's
         partition."""
         loaded = set(block.memory_ids)
@@ -108,4 +109,4 @@ class RoomBlocks:
             if memory.memory_id in loaded:
                 by_owner.setdefault(memory.user_id, []).append(memory.memory_id)
         for owner, memory_ids in sorted(by_owner.items()):
-            self._stores.memories.record_use(owner, memory_ids, self._clock.now())
+            self._stores.memories.record_use(owner, memory_ids, now)
