@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 import uuid
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from enum import StrEnum
@@ -52,6 +52,8 @@ class TranscriptLine:
     message_id: str
     role: str  # "user" | "assistant"
     content: str
+    # In a room, who said it: "u:<user id>" or "p:<persona>" ("" in a one-to-one chat).
+    speaker: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,9 +70,15 @@ class Candidate:
     valid_from: datetime | None = None
     valid_until: datetime | None = None
     uses: tuple[str, ...] = ()
+    # Whom it is about, in a room: "u:<user id>", "self" (the persona's own promise or
+    # open loop, with its `counterpart` "u:<user id>") or "world". "" in a one-to-one
+    # chat, where every candidate is about the user.
+    subject: str = ""
+    counterpart: str | None = None
 
     def __post_init__(self) -> None:
         rules.text("text", self.text, rules.EXTRACTED_TEXT_MAX)
+        _check_scope(self.subject, self.counterpart)
         rules.category(self.category)
         object.__setattr__(self, "kind", Kind(self.kind))
         object.__setattr__(self, "stated_by", StatedBy(self.stated_by))
@@ -101,6 +109,8 @@ class Candidate:
             "valid_from": self.valid_from.isoformat() if self.valid_from else None,
             "valid_until": self.valid_until.isoformat() if self.valid_until else None,
             "uses": list(self.uses),
+            "subject": self.subject,
+            "counterpart": self.counterpart,
         }
 
     @classmethod
@@ -120,7 +130,40 @@ class Candidate:
             valid_from=when("valid_from"),
             valid_until=when("valid_until"),
             uses=tuple(str(u) for u in data.get("uses") or ()),
+            subject=str(data.get("subject") or ""),
+            counterpart=str(data["counterpart"]) if data.get("counterpart") else None,
         )
+
+
+def _check_scope(subject: str, counterpart: str | None) -> None:
+    if subject in ("", "world", "self") or (subject.startswith("u:") and len(subject) > 2):
+        if subject.startswith("u:"):
+            rules.user_id(subject[2:], "subject")
+    else:
+        raise InvalidField("subject", "must be 'u:<user id>', 'self' or 'world'")
+    if counterpart is None:
+        return
+    if subject != "self":
+        raise InvalidField("counterpart", "only a persona's own ('self') item has one")
+    if not counterpart.startswith("u:") or len(counterpart) < 3:
+        raise InvalidField("counterpart", "must be 'u:<user id>'")
+    rules.user_id(counterpart[2:], "counterpart")
+
+
+@dataclass(frozen=True, slots=True)
+class RoomSeat:
+    """Whose memory a room's write is, and who was there (seed 000 §2.1): the extractor
+    writes from this persona's seat, naming people by their `u:` ids, never by display
+    names, and nothing about anyone outside `present`."""
+
+    persona: str
+    present: tuple[str, ...]  # user ids, sorted
+    group: bool  # a group room (else a private chat)
+
+    def __post_init__(self) -> None:
+        rules.persona(self.persona)
+        present = tuple(sorted({rules.user_id(u, "present") for u in self.present}))
+        object.__setattr__(self, "present", present)
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,6 +174,10 @@ class ExtractionInput:
     profile: str
     known: tuple[str, ...]  # the nearest existing memories, so it extracts what is new
     today: date
+    # Set for a room: extract from this persona's seat, each candidate with its subject
+    # (`u:<id>` of someone present, `self` with a counterpart, or `world`), and the
+    # transcript's lines carry their speakers.
+    seat: RoomSeat | None = None
 
 
 class Dropped(StrEnum):
@@ -142,6 +189,9 @@ class Dropped(StrEnum):
     SENSITIVE_NOT_ASKED = "sensitive_not_asked"
     DAILY_CAP = "daily_cap"
     DUPLICATE = "duplicate"
+    # In a room: about someone who was not there, or who does not let this persona
+    # remember them (memory off, the persona muted), or about no one in particular.
+    NOT_PRESENT = "not_present"
     # The user acted after the message was said (domain/overtaken.py):
     CORRECTED = "corrected_since"  # the memory drawn from it was corrected or closed
     DELETED = "deleted_since"  # a memory drawn from it was deleted
@@ -178,31 +228,10 @@ def filter_candidates(
     room = max(0, daily_cap - created_today)
     for candidate in candidates[:MAX_CANDIDATES]:
         sources = [lines[m] for m in candidate.evidence if m in lines and lines[m].role == "user"]
-        reason: Dropped | None = None
-        if not sources:
-            reason = Dropped.NOT_THE_USERS_WORDS
-        elif all(looks_pasted(line.content) for line in sources):
-            reason = Dropped.PASTED_OR_QUOTED
-        elif candidate.importance < IMPORTANCE_FLOOR:
-            reason = Dropped.BELOW_IMPORTANCE
-        elif find_secret(candidate.text) or repeats_secret(
-            candidate.text, (found.value for s in sources for found in find_secrets(s.content))
-        ):
-            # A message may hold a secret and a fact: the fact is kept, the secret never —
-            # not even restated without the words that gave it away.
-            reason = Dropped.SECRET
-        elif instruction_shape(candidate.text) or any(
-            instruction_shape(s.content) for s in sources
-        ):
-            # A message that tries to steer the assistant is not a trustworthy self-report.
-            reason = Dropped.INSTRUCTION
-        elif candidate.category in SENSITIVE_CATEGORIES and not any(
-            asked_to_remember(s.content) for s in sources
-        ):
-            reason = Dropped.SENSITIVE_NOT_ASKED
-        elif candidate.text.casefold() in seen:
+        reason = code_rule(candidate, sources)
+        if reason is None and candidate.text.casefold() in seen:
             reason = Dropped.DUPLICATE
-        elif len(kept) >= room:
+        elif reason is None and len(kept) >= room:
             reason = Dropped.DAILY_CAP
         if reason is None:
             seen.add(candidate.text.casefold())
@@ -210,6 +239,49 @@ def filter_candidates(
         else:
             dropped.append((candidate, reason))
     return Filtered(tuple(kept), tuple(dropped))
+
+
+def code_rule(
+    candidate: Candidate, sources: Sequence[TranscriptLine], *, importance_floor: bool = True
+) -> Dropped | None:
+    """The write filter's rules for one candidate, given the lines it may rest on (the
+    person's own words); None when it may be kept (duplicates and caps are the caller's).
+    The rules are checked in this order, and the first that fails is the reason."""
+    checks: tuple[tuple[Dropped, Callable[[], bool]], ...] = (
+        (Dropped.NOT_THE_USERS_WORDS, lambda: not sources),
+        (Dropped.PASTED_OR_QUOTED, lambda: all(looks_pasted(s.content) for s in sources)),
+        (
+            Dropped.BELOW_IMPORTANCE,
+            lambda: importance_floor and candidate.importance < IMPORTANCE_FLOOR,
+        ),
+        # A message may hold a secret and a fact: the fact is kept, the secret never —
+        # not even restated without the words that gave it away.
+        (
+            Dropped.SECRET,
+            lambda: bool(
+                find_secret(candidate.text)
+                or repeats_secret(
+                    candidate.text, (f.value for s in sources for f in find_secrets(s.content))
+                )
+            ),
+        ),
+        # A message that tries to steer the assistant is not a trustworthy self-report.
+        (
+            Dropped.INSTRUCTION,
+            lambda: bool(
+                instruction_shape(candidate.text)
+                or any(instruction_shape(s.content) for s in sources)
+            ),
+        ),
+        (
+            Dropped.SENSITIVE_NOT_ASKED,
+            lambda: (
+                candidate.category in SENSITIVE_CATEGORIES
+                and not any(asked_to_remember(s.content) for s in sources)
+            ),
+        ),
+    )
+    return next((reason for reason, fails in checks if fails()), None)
 
 
 def run_id_for(user_id: str, conversation_id: str, upto_seq: int) -> str:
