@@ -8,12 +8,13 @@ no MEMORY_WRITE for its user.
 How each method counts (ARCHITECTURE.md: "Temporary chats read and write nothing;
 `enabled: false` stops reads and writes"):
 - MEMORY_READ: anything that returns what is remembered or derived from it — memory
-  rows, digests, vectors, the profile, memory events, notices, extraction runs (their
-  candidates quote the user), a persona's room block (it quotes memories), and a
-  vector search.
-- MEMORY_WRITE: anything that changes it — memory rows, use counts, tombstones,
-  purges, "forget everything", runs, the profile, events, notices, the settings, a
-  persona's room block, and the index's upserts and removals.
+  rows, a persona's own rows, digests, vectors, the profile, memory events, notices,
+  extraction runs (their candidates quote the user), a persona's room block (it quotes
+  memories), and a vector search.
+- MEMORY_WRITE: anything that changes it — memory rows, a persona's own rows, use
+  counts, tombstones, purges, "forget everything" (and taking the user out of the
+  witnessed lists), runs, the profile, events, notices, the settings, a persona's room
+  block, and the index's upserts and removals.
 - DELETION_CHECK: reading tombstones (and the "forget everything" watermark). They hold
   ids and times, never words, and the read path reads them only to withhold text (a
   summary that may still hold a deleted fact), so a chat that must not read memory may
@@ -22,7 +23,8 @@ How each method counts (ARCHITECTURE.md: "Temporary chats read and write nothing
   room, its members, its transcript and each persona's cursor there. A temporary
   chat's own turns are the chat itself, not memory (its messages expire).
 - CONTROL: reading the settings — how a turn learns that memory is off.
-- SWEEP: the cross-user listings the background sweeps start from (no user, no text).
+- SWEEP: the cross-user (and cross-room) listings the background sweeps start from (no
+  user, no text).
 - BOOKKEEPING: the write pipeline's run record when it holds no candidate — it says
   only that a slice of a chat was read (the pipeline writes one when it finds memory
   off, so the slice is never read again). A run that holds candidates quotes the user:
@@ -47,6 +49,7 @@ from chatmemory.ports.events import EventLog
 from chatmemory.ports.memories import MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.notices import NoticeStore
+from chatmemory.ports.persona_memories import PersonaMemoryStore
 from chatmemory.ports.recall_source import RecallSource
 from chatmemory.ports.rooms import RoomStore
 from chatmemory.ports.runs import RunStore
@@ -105,6 +108,15 @@ STORE_ACCESS: dict[str, Access] = {
     "delete_notices": Access.MEMORY_WRITE,
     "get_block": Access.MEMORY_READ,  # a persona's room block quotes memories
     "put_block": Access.MEMORY_WRITE,
+    # a persona's own rows (noted for the persona's slug; `drop_witness` for the user)
+    "list_persona_memories": Access.MEMORY_READ,
+    "add_persona_memory": Access.MEMORY_WRITE,
+    "supersede_persona_memory": Access.MEMORY_WRITE,
+    "close_persona_memory": Access.MEMORY_WRITE,
+    "record_persona_use": Access.MEMORY_WRITE,
+    # "forget everything": the user leaves the witnessed lists, of a persona's own rows
+    # and of other users' rows alike (`PersonaMemoryStore` and `MemoryStore` share the name)
+    "drop_witness": Access.MEMORY_WRITE,
     # deletions: ids and times only, read to withhold text
     "get_tombstone": Access.DELETION_CHECK,
     "list_tombstones": Access.DELETION_CHECK,
@@ -132,6 +144,7 @@ STORE_ACCESS: dict[str, Access] = {
     # the background sweeps' listings across users
     "pending_extractions": Access.SWEEP,
     "pending_purges": Access.SWEEP,
+    "quiet_rooms": Access.SWEEP,
 }
 
 INDEX_ACCESS: dict[str, Access] = {
@@ -269,6 +282,7 @@ _STORE_PORTS: dict[str, type] = {
     "notices": NoticeStore,
     "events": EventLog,
     "rooms": RoomStore,
+    "persona_memories": PersonaMemoryStore,
 }
 _RECORDING_PORTS = {
     field: _recording(port, "store", STORE_ACCESS) for field, port in _STORE_PORTS.items()

@@ -125,3 +125,12 @@ class MemoryStore(ABC):
         Ids that are not visible are skipped silently (a delete may race a read), and so
         are the events about them.
         """
+
+    @abstractmethod
+    def drop_witness(self, witness: str) -> int:
+        """Take this user out of the `witnessed` list of every row in other users'
+        partitions that lists them (any status, hidden rows too); how many rows changed.
+
+        Nothing else about a row changes (not `updated_at`: what it says did not), and
+        the witness's own rows are left alone. Idempotent: a second call changes none.
+        """

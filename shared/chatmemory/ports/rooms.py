@@ -72,3 +72,12 @@ class RoomStore(ABC):
     ) -> bool:
         """Move the persona's cursor, only from where the caller read it and never past
         the room's last message; True if moved."""
+
+    @abstractmethod
+    def quiet_rooms(self, said_before: datetime, limit: int = 100) -> list[str]:
+        """The rooms whose last message was said at or before `said_before` and that some
+        seated persona has not read to its last message (its extraction cursor <
+        `last_seq`); oldest last message first, at most `limit`.
+
+        The one read across rooms — for the daily sweep, never on the request path.
+        """

@@ -10,6 +10,7 @@ from chatmemory.ports.events import EventLog
 from chatmemory.ports.memories import MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.notices import NoticeStore
+from chatmemory.ports.persona_memories import PersonaMemoryStore
 from chatmemory.ports.recall_source import RecallSource
 from chatmemory.ports.rooms import RoomStore
 from chatmemory.ports.runs import RunStore
@@ -34,4 +35,5 @@ class Stores:
     notices: NoticeStore
     events: EventLog
     rooms: RoomStore
+    persona_memories: PersonaMemoryStore
     unit_of_work: UnitOfWork

@@ -1,9 +1,11 @@
 """The room store contract, on both backends: the room and its members, the transcript's
-sequence numbers and windows, each persona's stored block and extraction cursor, and
-rooms kept apart from one another."""
+sequence numbers and windows, each persona's stored block and extraction cursor, the
+daily sweep's listing of quiet rooms, and rooms kept apart from one another."""
 
 from __future__ import annotations
 
+import sys
+import threading
 import uuid
 from datetime import datetime, timedelta
 from typing import Any
@@ -327,6 +329,173 @@ def test_the_cursor_never_passes_the_last_message(stores: Stores, clock: ManualC
         "room_missing", WARREN, upto_seq=0, expected_upto_seq=0
     )
     assert stores.rooms.extraction_cursor("room_missing", WARREN) == 0
+
+
+# ---- the daily sweep's listing of quiet rooms ----------------------------------------------
+
+
+def read_to(stores: Stores, room: Room, persona: str, upto_seq: int) -> None:
+    """The persona's pipeline reads the room up to `upto_seq`, from wherever it was."""
+    at = stores.rooms.extraction_cursor(room.room_id, persona)
+    assert stores.rooms.advance_room_extraction(
+        room.room_id, persona, upto_seq=upto_seq, expected_upto_seq=at
+    )
+
+
+def test_a_room_is_listed_until_every_seated_persona_has_read_to_its_last_message(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room with Warren and Mira, and three messages said at `said_at`
+    room = created(stores, clock)
+    said_at = clock.advance(timedelta(minutes=1))
+    said(stores, room, clock, "one", "two", "three")
+    later = clock.advance(timedelta(hours=1))
+
+    # Then it is listed as of then (and as of the very moment), not as of before it
+    assert stores.rooms.quiet_rooms(later) == [room.room_id]
+    assert stores.rooms.quiet_rooms(said_at) == [room.room_id]
+    assert stores.rooms.quiet_rooms(said_at - timedelta(microseconds=1)) == []
+
+    # When Warren reads to the end, and Mira part of the way, it stays listed
+    read_to(stores, room, WARREN, 3)
+    read_to(stores, room, MIRA, 2)
+    assert stores.rooms.quiet_rooms(later) == [room.room_id]
+
+    # When Mira reads to the end too, it is no longer listed
+    read_to(stores, room, MIRA, 3)
+    assert stores.rooms.quiet_rooms(later) == []
+
+
+def test_a_new_message_lists_a_read_room_again_as_of_its_time(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room both personas have read to the end
+    room = created(stores, clock)
+    said(stores, room, clock, "one")
+    read_to(stores, room, WARREN, 1)
+    read_to(stores, room, MIRA, 1)
+    first_quiet = clock.advance(timedelta(hours=1))
+    assert stores.rooms.quiet_rooms(first_quiet) == []
+
+    # When someone speaks again
+    spoke_at = clock.advance(timedelta(minutes=5))
+    said(stores, room, clock, "two")
+
+    # Then it is listed again, as of the new message's time only
+    assert stores.rooms.quiet_rooms(spoke_at) == [room.room_id]
+    assert stores.rooms.quiet_rooms(first_quiet) == []
+
+
+def test_a_cursor_moved_back_from_the_end_lists_the_room_again(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room both personas have read to the end
+    room = created(stores, clock)
+    said(stores, room, clock, "one", "two")
+    read_to(stores, room, WARREN, 2)
+    read_to(stores, room, MIRA, 2)
+    now = clock.advance(timedelta(hours=1))
+    assert stores.rooms.quiet_rooms(now) == []
+
+    # When Mira's cursor is moved back (say, to read the slice again)
+    read_to(stores, room, MIRA, 1)
+
+    # Then the room is listed again
+    assert stores.rooms.quiet_rooms(now) == [room.room_id]
+
+
+def test_quiet_rooms_come_oldest_last_message_first_and_at_most_limit(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given three rooms, created in one order and last spoken in in another
+    rooms = [created(stores, clock) for _ in range(3)]
+    for room in (rooms[1], rooms[2], rooms[0]):
+        clock.advance(timedelta(minutes=1))
+        said(stores, room, clock, "hello")
+    now = clock.advance(timedelta(hours=1))
+
+    # Then they are listed by their last message, oldest first, `limit` at most
+    oldest_first = [rooms[1].room_id, rooms[2].room_id, rooms[0].room_id]
+    assert stores.rooms.quiet_rooms(now) == oldest_first
+    assert stores.rooms.quiet_rooms(now, limit=2) == oldest_first[:2]
+    assert stores.rooms.quiet_rooms(said_before=now, limit=1) == oldest_first[:1]
+
+
+def test_a_room_without_messages_or_without_personas_is_never_listed(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room no one spoke in, and a room with no persona seated that Alice spoke in
+    created(stores, clock)
+    empty_of_personas = created(stores, clock, personas=frozenset())
+    said(stores, empty_of_personas, clock, "anyone?")
+
+    # Then neither is listed
+    assert stores.rooms.quiet_rooms(clock.advance(timedelta(days=1))) == []
+
+
+def test_a_room_created_with_a_transcript_is_listed_and_an_unseated_cursor_does_not_count(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room created with seven messages already said, that no persona has read
+    said_at = clock.now()
+    room = created(stores, clock, last_seq=7, last_message_at=said_at)
+    now = clock.advance(timedelta(hours=1))
+    assert stores.rooms.quiet_rooms(now) == [room.room_id]
+
+    # When a persona that is not seated there reads it to the end, it stays listed
+    read_to(stores, room, "nolan", 7)
+    assert stores.rooms.quiet_rooms(now) == [room.room_id]
+
+    # and once both seated personas have, it is not
+    read_to(stores, room, WARREN, 7)
+    read_to(stores, room, MIRA, 7)
+    assert stores.rooms.quiet_rooms(now) == []
+
+
+def test_personas_that_finish_at_once_still_take_the_room_off_the_list(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given rooms of two messages, and in each both personas about to read to the end
+    rooms = [created(stores, clock) for _ in range(8)]
+    for room in rooms:
+        said(stores, room, clock, "one", "two")
+
+    # When, room by room, both move their cursors at the same moment (threads switched
+    # as often as the interpreter allows, so their reads and writes interleave)
+    errors: list[BaseException] = []
+
+    def reader(room: Room, persona: str, start: threading.Barrier) -> None:
+        try:
+            start.wait()
+            read_to(stores, room, persona, 2)
+        except BaseException as exc:  # handed back to the test
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        for room in rooms:
+            start = threading.Barrier(2)
+            threads = [
+                threading.Thread(target=reader, args=(room, persona, start))
+                for persona in (WARREN, MIRA)
+            ]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+
+    # Then every cursor moved, and no room was left listed by two personas each
+    # concluding that the other was still behind
+    assert errors == []
+    assert all(
+        stores.rooms.extraction_cursor(room.room_id, persona) == 2
+        for room in rooms
+        for persona in (WARREN, MIRA)
+    )
+    assert stores.rooms.quiet_rooms(clock.advance(timedelta(hours=1))) == []
 
 
 # ---- rooms apart ---------------------------------------------------------------------------

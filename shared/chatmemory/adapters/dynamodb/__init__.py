@@ -1,5 +1,5 @@
-"""The AWS stores: one DynamoDB table, one partition per user (and one per room), through
-PynamoDB.
+"""The AWS stores: one DynamoDB table, one partition per user (and one per room, one per
+persona), through PynamoDB.
 
 Item layout (pk = "U#<user_id>" for every item of a user; sk by type):
 
@@ -13,6 +13,7 @@ Item layout (pk = "U#<user_id>" for every item of a user; sk by type):
     event         EVT#<memory_id>#<at>#<event_id>
     notice        NOTICE#<notice_id>                lsi1sk NOTICE#<created_at>#<notice_id>
     run           RUN#<run_id>
+    witness       WITNESS#<persona>                 (a row of the persona's lists the user)
 
 A room is no one user's, so it never lives in a user's partition: pk = "R#<room_id>" for
 everything of a room:
@@ -22,12 +23,18 @@ everything of a room:
     persona block BLOCK#<persona>                   (the version it was built for)
     cursor        CURSOR#<persona>                  (the persona's extraction cursor)
 
+Nor are a persona's own rows (world facts, its notes with no counterpart): pk =
+"P#<persona>", with the memory item's layout:
+
+    memory        MEM#<memory_id>                   lsi1sk MEM#<created_at>#<memory_id>
+
 Every read is a GetItem, BatchGetItem or Query inside one partition, strongly
 consistent (the LSI allows it), so a delete is invisible to the very next read. TTL
 deletes lazily, so reads also drop rows whose expiry passed by the injected clock.
 
 The sweep's sparse GSI (gsi1pk, gsi1sk) lists conversations awaiting extraction under
-PENDING#<shard> and unpurged tombstones under PURGE#<shard> (see `keys`).
+PENDING#<shard>, unpurged tombstones under PURGE#<shard> and rooms some seated persona
+has not read to the end under QUIET#<shard> (see `keys`).
 """
 
 from __future__ import annotations
@@ -37,6 +44,7 @@ from chatmemory.adapters.dynamodb.events import DynamoEventLog
 from chatmemory.adapters.dynamodb.items import bind_items
 from chatmemory.adapters.dynamodb.memories import DynamoMemoryStore
 from chatmemory.adapters.dynamodb.notices import DynamoNoticeStore
+from chatmemory.adapters.dynamodb.persona_memories import DynamoPersonaMemoryStore
 from chatmemory.adapters.dynamodb.recall import DynamoRecallSource
 from chatmemory.adapters.dynamodb.rooms import DynamoRoomStore
 from chatmemory.adapters.dynamodb.runs import DynamoRunStore
@@ -68,5 +76,6 @@ def dynamodb_stores(
         notices=DynamoNoticeStore(table),
         events=DynamoEventLog(table),
         rooms=DynamoRoomStore(table),
+        persona_memories=DynamoPersonaMemoryStore(table),
         unit_of_work=DynamoUnitOfWork(table),
     )

@@ -234,6 +234,10 @@ class RoomItem(_Item):
     version = NumberAttribute()
     last_seq = NumberAttribute()
     last_message_at = StorageTimeAttribute(null=True)
+    # Set while some seated persona has not read to the last message (see PendingExtraction).
+    gsi1pk = UnicodeAttribute(null=True)
+    gsi1sk = UnicodeAttribute(null=True)
+    pending: PendingExtraction[RoomItem] = PendingExtraction()
 
 
 class RoomMessageItem(_Item):
@@ -265,6 +269,31 @@ class RoomCursorItem(_Item):
     upto_seq = NumberAttribute()
 
 
+class WitnessItem(_Item):
+    """In a user's partition: some row of `persona`'s lists the user as a witness.
+
+    Ids only, no text. `memory_id` is the last row written that named them, so a marker
+    rewritten meanwhile is never deleted by a `drop_witness` that did not see that row.
+    """
+
+    user_id = UnicodeAttribute()
+    persona = UnicodeAttribute()
+    memory_id = UnicodeAttribute()
+
+
+class SawItem(_Item):
+    """In a user's partition: some row in `owner`'s partition lists the user as a witness.
+
+    Ids only, no text. `writes` counts the writes that named them (each adds one), so a
+    marker rewritten meanwhile is never deleted by a `drop_witness` that did not see that
+    write — even one that rewrote a row it had already read (a memory id would not tell).
+    """
+
+    user_id = UnicodeAttribute()
+    owner = UnicodeAttribute()
+    writes = NumberAttribute()
+
+
 @dataclass(frozen=True, slots=True)
 class BoundItems:
     """The item classes bound to one table, and the connection transactions go through."""
@@ -284,6 +313,8 @@ class BoundItems:
     room_message: type[RoomMessageItem]
     room_block: type[RoomBlockItem]
     room_cursor: type[RoomCursorItem]
+    witness: type[WitnessItem]
+    saw: type[SawItem]
 
 
 def _table_description(table_name: str) -> dict[str, Any]:
@@ -357,4 +388,6 @@ def bind_items(table_name: str, region: str, host: str | None = None) -> BoundIt
         room_message=_bind(RoomMessageItem, table_name, region, host, conn),
         room_block=_bind(RoomBlockItem, table_name, region, host, conn),
         room_cursor=_bind(RoomCursorItem, table_name, region, host, conn),
+        witness=_bind(WitnessItem, table_name, region, host, conn),
+        saw=_bind(SawItem, table_name, region, host, conn),
     )

@@ -1,4 +1,5 @@
-"""The table's keys: every pk/sk, the sweep index's keys and the memory listing's cursor."""
+"""The table's keys: every pk/sk (users', rooms' and personas' partitions), the sweep
+index's keys and the memory listing's cursor."""
 
 from __future__ import annotations
 
@@ -27,9 +28,13 @@ ROOM_SK = "ROOM"
 ROOM_MESSAGE_PREFIX = "MSG#"
 MAX_SEQ = 9_999_999_999  # ten digits: the widest seq a message id carries
 
+WITNESS_PREFIX = "WITNESS#"
+SAW_PREFIX = "SAW#"
+
 PENDING_SHARDS = 8  # spreads the sweep's index over partitions
 PENDING_PREFIX = "PENDING#"
 PURGE_PREFIX = "PURGE#"
+QUIET_PREFIX = "QUIET#"
 
 
 def pk(user_id: str) -> str:
@@ -124,8 +129,37 @@ def room_block_sk(persona: str) -> str:
     return f"BLOCK#{persona}"
 
 
+ROOM_CURSOR_PREFIX = "CURSOR#"
+
+
 def room_cursor_sk(persona: str) -> str:
-    return f"CURSOR#{persona}"
+    return f"{ROOM_CURSOR_PREFIX}{persona}"
+
+
+def room_of(pk_value: str) -> str:
+    """The room id a room's pk names."""
+    return pk_value.removeprefix("R#")
+
+
+# ---- a persona's partition (its own rows, no one user's) and the witness markers ----------
+
+
+def persona_pk(persona: str) -> str:
+    """`P#<persona>`: never a user's `U#<user_id>`, so a user id cannot collide with it."""
+    return f"P#{persona}"
+
+
+def witness_sk(persona: str) -> str:
+    """The marker in a user's partition saying some row of `persona` lists them as a
+    witness: what lets `drop_witness` find those rows without a scan."""
+    return f"{WITNESS_PREFIX}{persona}"
+
+
+def saw_sk(owner: str) -> str:
+    """The marker in a user's partition saying some row in `owner`'s partition lists them
+    as a witness: what lets the memory store's `drop_witness` find those rows without a
+    scan. No other query of a user's partition reaches `SAW#`, and markers carry no LSI key."""
+    return f"{SAW_PREFIX}{owner}"
 
 
 # ---- the memory listing's cursor ----------------------------------------------------------
@@ -157,8 +191,9 @@ def cursor_key(user_id: str, cursor: str) -> str:
 # ---- the sweep's index (sparse GSI, sharded) ----------------------------------------------
 
 
-def _shard(user_id: str) -> int:
-    return int(hashlib.sha256(user_id.encode()).hexdigest(), 16) % PENDING_SHARDS
+def _shard(owner: str) -> int:
+    """The index shard of a user's (or a room's) entries."""
+    return int(hashlib.sha256(owner.encode()).hexdigest(), 16) % PENDING_SHARDS
 
 
 def pending_shards(prefix: str) -> list[str]:
@@ -195,6 +230,20 @@ def purge_pending_keys(tombstone: Tombstone) -> dict[str, str]:
         "gsi1pk": f"{PURGE_PREFIX}{_shard(tombstone.user_id)}",
         "gsi1sk": f"{to_storage(tombstone.deleted_at)}#{tombstone.user_id}#{tombstone.memory_id}",
     }
+
+
+def quiet_room_keys(room_id: str, said_at: datetime) -> dict[str, str]:
+    """The sweep's index keys of a room whose last message came at `said_at` and that
+    some seated persona has not read to the end."""
+    return {
+        "gsi1pk": f"{QUIET_PREFIX}{_shard(room_id)}",
+        "gsi1sk": f"{to_storage(said_at)}#{room_id}",
+    }
+
+
+def said_at_or_before(said_before: datetime) -> str:
+    """The lowest sweep index key past every entry said at or before `said_before`."""
+    return f"{to_storage(said_before)}#{AFTER_IDS}"
 
 
 def purge_pending_of(gsi1sk: str) -> tuple[str, str]:

@@ -16,6 +16,7 @@ from chatmemory.adapters.dynamodb.items import (
     RunItem,
     SettingsItem,
     TombstoneItem,
+    WitnessItem,
 )
 from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.events import Actor, MemoryEvent, Op
@@ -95,6 +96,23 @@ def memory_from_item(item: MemoryItem) -> Memory:
         recall_count=int(item.recall_count),
         embedding=item.embedding,
         meta=json.loads(item.meta),
+    )
+
+
+def persona_memory_item(items: BoundItems, memory: Memory) -> MemoryItem:
+    """A persona's own row: the memory item, in the persona's partition `P#<persona>`."""
+    item = memory_item(items, memory)
+    item.pk = keys.persona_pk(memory.persona)
+    return item
+
+
+def witness_item(items: BoundItems, user_id: str, memory: Memory) -> WitnessItem:
+    return items.witness(
+        keys.pk(user_id),
+        keys.witness_sk(memory.persona),
+        user_id=user_id,
+        persona=memory.persona,
+        memory_id=memory.memory_id,
     )
 
 

@@ -1,4 +1,12 @@
-"""The memory rows on DynamoDB: MEM#<memory_id> items, listed through the by_created LSI."""
+"""The memory rows on DynamoDB: MEM#<memory_id> items, listed through the by_created LSI,
+and SAW#<owner> markers in the partition of each witness who is not the row's owner.
+
+Every write of a row that lists other users as witnesses also updates, in the same
+transaction, a marker in each of their partitions `U#<witness>` naming the owner (and
+counting the writes), so `drop_witness` reads the witness's markers instead of scanning
+every user's rows. A marker never goes stale in the harmful direction: a row that names
+a witness always has its marker, while a marker whose rows moved on only costs a query.
+"""
 
 from __future__ import annotations
 
@@ -40,6 +48,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
     def __init__(self, table: Table) -> None:
         self._table = table
         self._cls = table.items.memory
+        self._saw = table.items.saw
 
     # ---- reads ------------------------------------------------------------------------------
 
@@ -135,14 +144,21 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
     def add_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> bool:
         writes = [
             self._no_tombstone(memory.user_id, memory.memory_id),
+            *self._saw_writes(memory),
             Write("put", memory_item(self._table.items, memory), self._cls.sk.does_not_exist()),
             *self._event_writes(memory.user_id, events),
         ]
-        try:
-            self._table.commit(writes)
-        except LostRace:
-            return False
-        return True
+
+        def add() -> bool:
+            try:
+                self._table.commit(writes)
+            except LostRace:
+                if self._taken(memory.user_id, memory.memory_id):
+                    return False
+                raise  # a transaction on a shared marker, not the id: try again
+            return True
+
+        return self._table.optimistic(add, what="it was added")
 
     def put_memory(self, memory: Memory, events: Sequence[MemoryEvent] = ()) -> None:
         # An update, not a put: every field is replaced but `hidden` is left as it is, so
@@ -156,13 +172,20 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
             actions.append(attribute.remove() if value is None else attribute.set(value))
         writes = [
             self._no_tombstone(memory.user_id, memory.memory_id),
+            *self._saw_writes(memory),
             Write("update", item, actions=tuple(actions)),
             *self._event_writes(memory.user_id, events),
         ]
-        try:
-            self._table.commit(writes)
-        except LostRace as exc:
-            raise MemoryNotFound(memory.memory_id) from exc
+
+        def put() -> None:
+            try:
+                self._table.commit(writes)
+            except LostRace as exc:
+                if self._tombstoned(memory.user_id, memory.memory_id):
+                    raise MemoryNotFound(memory.memory_id) from exc
+                raise  # a transaction on a shared marker: the whole rewrite is safe again
+
+        self._table.optimistic(put, what="it was written")
 
     def supersede_memory(
         self,
@@ -174,10 +197,11 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
         check_owner(user_id, new_memory.user_id)
         if new_memory.supersedes != old_memory_id:
             raise InvalidField("supersedes", "the new memory must name the row it supersedes")
+        saw = self._saw_writes(new_memory)
         closed = self._active(user_id, old_memory_id).superseded_by(new_memory)
         item = memory_item(self._table.items, new_memory)
         insert = Write("put", item, self._cls.sk.does_not_exist())
-        self._status_change(user_id, old_memory_id, closed, [insert], events)
+        self._status_change(user_id, old_memory_id, closed, [*saw, insert], events)
         return closed
 
     def close_memory(
@@ -202,6 +226,16 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
         for chunk in chunks(unique(memory_ids), TRANSACTION_MAX // 2):
             once = partial(self._record_use_once, user_id, chunk, at, events)
             self._table.optimistic(once, what="their use was recorded")
+
+    def drop_witness(self, witness: str) -> int:
+        saw = self._saw
+        owners = [
+            marker.owner
+            for marker in saw.query(
+                keys.pk(witness), saw.sk.startswith(keys.SAW_PREFIX), consistent_read=True
+            )
+        ]
+        return sum(self._drop_from(witness, owner) for owner in owners)
 
     def hide_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
         wanted = unique(memory_ids)
@@ -265,6 +299,37 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
         key = tombstone(keys.pk(user_id), keys.tombstone_sk(memory_id))
         return Write("check", key, tombstone.sk.does_not_exist())
 
+    def _saw_writes(self, memory: Memory) -> list[Write]:
+        """A marker update for every witness but the owner, for the row's transaction.
+
+        An update, not a put: each write adds one to the marker's count, the token a
+        `drop_witness` checks before it deletes the marker. InvalidField when the row and
+        its markers cannot land in one atomic write.
+        """
+        saw, owner = self._saw, memory.user_id
+        others = [witness for witness in unique(memory.witnessed) if witness != owner]
+        if len(others) + 2 > TRANSACTION_MAX:  # the row, and its guard or the row it closes
+            raise InvalidField("witnessed", "too many to store in one atomic write")
+        return [
+            Write(
+                "update",
+                saw(keys.pk(witness), keys.saw_sk(owner)),
+                actions=(saw.user_id.set(witness), saw.owner.set(owner), saw.writes.add(1)),
+            )
+            for witness in others
+        ]
+
+    def _taken(self, user_id: str, memory_id: str) -> bool:
+        """True when the id is stored (shown or not) or was tombstoned."""
+        row = self._table.get(self._cls, user_id, keys.memory_sk(memory_id))
+        return row is not None or self._tombstoned(user_id, memory_id)
+
+    def _tombstoned(self, user_id: str, memory_id: str) -> bool:
+        tombstone = self._table.get(
+            self._table.items.tombstone, user_id, keys.tombstone_sk(memory_id)
+        )
+        return tombstone is not None
+
     def _event_writes(self, user_id: str, events: Sequence[MemoryEvent]) -> list[Write]:
         return [Write("put", item) for item in event_items(self._table, events, owner=user_id)]
 
@@ -323,3 +388,37 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
         # can spill past one transaction, and they are written once it has committed.
         self._table.commit(writes[:TRANSACTION_MAX])
         self._table.put_all([write.item for write in writes[TRANSACTION_MAX:]])
+
+    def _drop_from(self, witness: str, owner: str) -> int:
+        """Take the witness out of the owner's rows, then delete the marker — unless a
+        write naming them landed meanwhile (its count moved on): then go round again."""
+        cls, saw = self._cls, self._saw
+        marker_key = saw(keys.pk(witness), keys.saw_sk(owner))
+        changed = 0
+
+        def sweep() -> None:
+            nonlocal changed
+            marker = self._table.get(saw, witness, keys.saw_sk(owner))
+            if marker is None:
+                return
+            # Every status, hidden rows too: a row waiting for its purge keeps no id either.
+            rows = cls.query(
+                keys.pk(owner),
+                cls.sk.startswith(keys.MEMORY_PREFIX),
+                filter_condition=cls.witnessed.contains(witness),
+                consistent_read=True,
+            )
+            for row in rows:
+                # Guarded on the list as read, so two users leaving at once never put each
+                # other back, and a purged row is never written again.
+                kept = [w for w in row.witnessed if w != witness]
+                guard = cls.witnessed == list(row.witnessed)
+                rewrite = (cls.witnessed.set(kept),)
+                self._table.commit(
+                    [Write("update", self._key(owner, row.memory_id), guard, rewrite)]
+                )
+                changed += 1
+            self._table.commit([Write("delete", marker_key, saw.writes == marker.writes)])
+
+        self._table.optimistic(sweep, what="a witness was dropped", changing="the rows")
+        return changed

@@ -1,5 +1,10 @@
 """Rooms on DynamoDB: everything of a room under its own partition `R#<room_id>` — the
-ROOM item, MSG#<seq> messages, BLOCK#<persona> blocks and CURSOR#<persona> cursors."""
+ROOM item, MSG#<seq> messages, BLOCK#<persona> blocks and CURSOR#<persona> cursors.
+
+The ROOM item sits in the sweep's index under QUIET#<shard> while some seated persona
+has not read to its last message: a message puts it there, and the cursor move that
+brings the last seated persona to the end takes it out, in the same write.
+"""
 
 from __future__ import annotations
 
@@ -38,6 +43,9 @@ class DynamoRoomStore(RoomStore):
 
     def create_room(self, room: Room) -> None:
         item = room_item(self._table.items, room)
+        quiet = _quiet_keys(room)
+        if quiet:
+            item.gsi1pk, item.gsi1sk = quiet["gsi1pk"], quiet["gsi1sk"]
         try:
             self._table.commit([Write("put", item, self._cls.sk.does_not_exist())])
         except LostRace as exc:
@@ -76,6 +84,9 @@ class DynamoRoomStore(RoomStore):
                 return []
             moved = room.appended(stored, at)
             actions = [cls.last_seq.set(moved.last_seq), cls.last_message_at.set(at)]
+            quiet = _quiet_keys(moved)
+            if quiet:  # every seated persona is now behind: listed for the sweep
+                actions += [cls.gsi1pk.set(quiet["gsi1pk"]), cls.gsi1sk.set(quiet["gsi1sk"])]
             # Guarded on the last_seq the append numbered from: two appends that read the
             # same room cannot both commit, so they never share a seq.
             writes = [self._update(room_id, actions, cls.last_seq == room.last_seq)]
@@ -144,22 +155,30 @@ class DynamoRoomStore(RoomStore):
     ) -> bool:
         rules.persona(persona)
         rules.int_range("upto_seq", upto_seq, 0)
-        cls = self._table.items.room_cursor
-        read_at: Condition = cls.upto_seq == expected_upto_seq
-        if expected_upto_seq == 0:  # a cursor never written reads as 0
-            read_at = Or(cls.sk.does_not_exist(), read_at)
-        cursor = room_cursor_item(self._table.items, room_id, persona, upto_seq)
-        # One transaction: the room's check (a missing room fails it too) and the cursor.
-        room = self._cls(keys.room_pk(room_id), keys.ROOM_SK)
-        writes = [
-            Write("check", room, self._cls.last_seq >= upto_seq),
-            Write("put", cursor, read_at),
-        ]
-        try:
-            self._table.commit(writes)
-        except LostRace:
-            return False
-        return True
+
+        def advance() -> bool:
+            room = self.get_room(room_id)
+            if room is None or upto_seq > room.last_seq:
+                return False
+            cursors = self._cursors(room_id)
+            if cursors.get(persona, 0) != expected_upto_seq:
+                return False
+            self._table.commit(self._advanced(room, persona, upto_seq, expected_upto_seq, cursors))
+            return True
+
+        return self._table.optimistic(advance, what="a cursor moved", changing="the room")
+
+    def quiet_rooms(self, said_before: datetime, limit: int = 100) -> list[str]:
+        rules.int_range("limit", limit, 1)
+        cls = self._cls
+        below = keys.said_at_or_before(said_before)
+        found: list[tuple[str, str]] = []
+        for shard in keys.pending_shards(keys.QUIET_PREFIX):
+            for row in cls.pending.query(shard, cls.gsi1sk < below, limit=limit, page_size=limit):
+                found.append((str(row.gsi1sk), keys.room_of(row.pk)))
+        # The index key is <last_message_at>#<room_id>: its order is the listing's.
+        found.sort()
+        return [room_id for _, room_id in found[:limit]]
 
     # ---- pieces of the writes ---------------------------------------------------------------
 
@@ -169,8 +188,69 @@ class DynamoRoomStore(RoomStore):
             raise RoomNotFound(room_id)
         return room
 
+    def _cursors(self, room_id: str) -> dict[str, int]:
+        """Every persona's cursor in the room that was ever written, by persona."""
+        cls = self._table.items.room_cursor
+        rows = cls.query(
+            keys.room_pk(room_id),
+            cls.sk.startswith(keys.ROOM_CURSOR_PREFIX),
+            consistent_read=True,
+        )
+        return {row.persona: int(row.upto_seq) for row in rows}
+
+    def _advanced(
+        self,
+        room: Room,
+        persona: str,
+        upto_seq: int,
+        expected_upto_seq: int,
+        cursors: dict[str, int],
+    ) -> list[Write]:
+        """The cursor's write, with the ROOM item's: out of the sweep's index if every
+        seated persona has now read to the last message, back in it if this one moved
+        back from the end, else a check that the room still reaches `upto_seq`."""
+        cls, cursor_cls = self._cls, self._table.items.room_cursor
+        read_at: Condition = cursor_cls.upto_seq == expected_upto_seq
+        if persona not in cursors:  # a cursor never written reads as 0
+            read_at = Or(cursor_cls.sk.does_not_exist(), read_at)
+        cursor = room_cursor_item(self._table.items, room.room_id, persona, upto_seq)
+        writes = [Write("put", cursor, read_at)]
+        room_key = cls(keys.room_pk(room.room_id), keys.ROOM_SK)
+        if upto_seq < room.last_seq:
+            quiet = _quiet_keys(room)
+            if quiet and persona in room.personas and expected_upto_seq >= room.last_seq:
+                # Moved back from the end: behind again, so listed again.
+                back = (cls.gsi1pk.set(quiet["gsi1pk"]), cls.gsi1sk.set(quiet["gsi1sk"]))
+                return [*writes, self._update(room.room_id, back, cls.last_seq >= upto_seq)]
+            return [*writes, Write("check", room_key, cls.last_seq >= upto_seq)]
+        # This move may finish the room, so it is decided on the others' cursors as read:
+        # they are checked in the same transaction, and two personas finishing at once
+        # cannot both conclude the other is still behind.
+        after = {**cursors, persona: upto_seq}
+        others = sorted(room.personas - {persona})
+        writes += [self._cursor_as_read(room.room_id, other, cursors) for other in others]
+        if all(after.get(seated, 0) >= room.last_seq for seated in room.personas):
+            out = (cls.gsi1pk.remove(), cls.gsi1sk.remove())
+            return [*writes, self._update(room.room_id, out, cls.last_seq == room.last_seq)]
+        return [*writes, Write("check", room_key, cls.last_seq >= upto_seq)]
+
+    def _cursor_as_read(self, room_id: str, persona: str, cursors: dict[str, int]) -> Write:
+        cls = self._table.items.room_cursor
+        key = cls(keys.room_pk(room_id), keys.room_cursor_sk(persona))
+        if persona not in cursors:
+            return Write("check", key, cls.sk.does_not_exist())
+        return Write("check", key, cls.upto_seq == cursors[persona])
+
     def _update(self, room_id: str, actions: Sequence[Action], condition: Condition) -> Write:
         """An update of a ROOM item that exists and meets `condition`."""
         cls = self._cls
         item = cls(keys.room_pk(room_id), keys.ROOM_SK)
         return Write("update", item, all_of(cls.sk.exists(), condition), tuple(actions))
+
+
+def _quiet_keys(room: Room) -> dict[str, str]:
+    """The sweep's index keys of a room with messages no seated persona has read yet
+    (right after an append, or a room created with a transcript), else none."""
+    if not room.personas or room.last_seq == 0 or room.last_message_at is None:
+        return {}
+    return keys.quiet_room_keys(room.room_id, room.last_message_at)

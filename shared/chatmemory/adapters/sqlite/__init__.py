@@ -1,5 +1,5 @@
 """The embedded stores: one SQLite file (WAL) under the local state folder, one module
-per aggregate, all on one `Database`."""
+per aggregate (the persona partition among them), all on one `Database`."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from chatmemory.adapters.sqlite.database import Database, SqliteUnitOfWork
 from chatmemory.adapters.sqlite.events import SqliteEventLog
 from chatmemory.adapters.sqlite.memories import SqliteMemoryStore
 from chatmemory.adapters.sqlite.notices import SqliteNoticeStore
+from chatmemory.adapters.sqlite.persona_memories import SqlitePersonaMemoryStore
 from chatmemory.adapters.sqlite.recall import SqliteRecallSource
 from chatmemory.adapters.sqlite.rooms import SqliteRoomStore
 from chatmemory.adapters.sqlite.runs import SqliteRunStore
@@ -33,6 +34,7 @@ def sqlite_stores(database: Database) -> Stores:
         notices=SqliteNoticeStore(database),
         events=SqliteEventLog(database),
         rooms=SqliteRoomStore(database),
+        persona_memories=SqlitePersonaMemoryStore(database),
         unit_of_work=SqliteUnitOfWork(database),
     )
 

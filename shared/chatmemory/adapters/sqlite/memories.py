@@ -183,6 +183,22 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility):
                 )
             insert_events(conn, [e for e in events if e.memory_id in visible])
 
+    def drop_witness(self, witness: str) -> int:
+        # As in the persona partition: json_each keeps the list's order, and only rows of
+        # other users that name the witness are rewritten (hidden ones too: a row waiting
+        # for its purge should not keep the id either).
+        with self._db.write() as conn:
+            cursor = conn.execute(
+                "UPDATE memories SET witnessed = ("
+                "  SELECT json_group_array(value) FROM json_each(memories.witnessed)"
+                "  WHERE value != ?"
+                ") WHERE user_id != ? AND EXISTS ("
+                "  SELECT 1 FROM json_each(memories.witnessed) WHERE value = ?"
+                ")",
+                (witness, witness, witness),
+            )
+        return cursor.rowcount
+
     def hide_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
         if not memory_ids:
             return

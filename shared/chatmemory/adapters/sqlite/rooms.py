@@ -23,6 +23,7 @@ from chatmemory.domain import rules
 from chatmemory.domain.errors import ConcurrentChange, RoomNotFound
 from chatmemory.domain.persona_block import PersonaBlock
 from chatmemory.domain.rooms import NewRoomMessage, Room, RoomMessage
+from chatmemory.domain.time import to_storage
 from chatmemory.ports.rooms import RoomStore
 
 
@@ -135,6 +136,21 @@ class SqliteRoomStore(RoomStore):
                 (room_id, persona, upto_seq),
             )
         return True
+
+    def quiet_rooms(self, said_before: datetime, limit: int = 100) -> list[str]:
+        rules.int_range("limit", limit, 1)
+        # A persona with no cursor row has read nothing (cursor 0).
+        rows = self._db.connection().execute(
+            "SELECT room_id FROM rooms WHERE last_message_at IS NOT NULL "
+            "AND last_message_at <= ? AND EXISTS ("
+            "  SELECT 1 FROM json_each(rooms.personas) AS seated"
+            "  LEFT JOIN room_cursors ON room_cursors.room_id = rooms.room_id"
+            "  AND room_cursors.persona = seated.value"
+            "  WHERE COALESCE(room_cursors.upto_seq, 0) < rooms.last_seq"
+            ") ORDER BY last_message_at, room_id LIMIT ?",
+            (to_storage(said_before), limit),
+        )
+        return [row["room_id"] for row in rows]
 
 
 def _get(conn: sqlite3.Connection, room_id: str) -> Room | None:
