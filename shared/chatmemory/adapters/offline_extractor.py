@@ -1,5 +1,7 @@
 """The offline stand-in's extraction and routing: deterministic rules for what people most
-often say about themselves, so the write pipeline runs end to end with no model key.
+often say about themselves, so the write pipeline runs end to end with no model key. In a
+room the same rules read each present human's lines, beside the room's own rules
+(offline_room_extractor).
 
 It reads every user line — pasted documents included — on purpose: keeping planted text
 out is the write filter's job, in code, whatever a model proposes.
@@ -12,6 +14,7 @@ import re
 from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
 
+from chatmemory.adapters.offline_room_extractor import room_candidates
 from chatmemory.domain.extraction import Candidate, ExtractionInput, TranscriptLine
 from chatmemory.domain.ids import normalise_for_identity
 from chatmemory.domain.memory import Kind, StatedBy
@@ -129,13 +132,16 @@ class OfflineExtractor:
     """Deterministic extraction and routing for the offline model."""
 
     def extract(self, request: ExtractionInput) -> list[Candidate]:
+        """The common statements of the user's lines; in a room, from the persona's seat
+        (offline_room_extractor), each candidate with its subject."""
+        if request.seat is not None:
+            return room_candidates(request, request.seat, self._statements)
         candidates: list[Candidate] = []
         for line in request.transcript:
             if line.role != "user":
                 continue
-            for sentence in _SENTENCES.split(line.content):
-                candidate = self._candidate(sentence.strip(), line, request.today)
-                if candidate and all(c.text != candidate.text for c in candidates):
+            for candidate in self._statements(line.content, line, request.today):
+                if all(c.text != candidate.text for c in candidates):
                     candidates.append(candidate)
         return candidates[:12]
 
@@ -151,6 +157,15 @@ class OfflineExtractor:
         if _ENDS_A_FACT.match(candidate.text):
             return RouteDecision(Action.CLOSE, newest.number)
         return RouteDecision(Action.UPDATE, newest.number)
+
+    def _statements(self, text: str, line: TranscriptLine, today: date) -> list[Candidate]:
+        """The statement each sentence of `text` makes, in order, `line` as evidence."""
+        found = []
+        for sentence in _SENTENCES.split(text):
+            candidate = self._candidate(sentence.strip(), line, today)
+            if candidate:
+                found.append(candidate)
+        return found
 
     def _candidate(self, sentence: str, line: TranscriptLine, today: date) -> Candidate | None:
         for pattern, kind in _RULES:

@@ -4,7 +4,8 @@
 and continuing the turn with their results; `summarize` folds turns into a conversation's
 summary with one `messages.create` on the fast model; `extract` and `route` (the write
 path's two calls) are one `messages.create` each on the fast model, whose structured
-answer is the input of a tool the model is made to call.
+answer is the input of a tool the model is made to call. In a room (`request.seat` set)
+the extraction is written from that persona's seat: its own prompt, request and tool.
 
 Choices worth knowing (how requests are shaped: requests.py; failures: failures.py):
 - After `max_tool_rounds` rounds of tool calls the last request still carries the tools
@@ -39,15 +40,22 @@ from chatmemory.adapters.claude import parsing
 from chatmemory.adapters.claude.answer_tools import (
     EXTRACT_MAX_TOKENS,
     RECORD_MEMORIES_TOOL,
+    RECORD_ROOM_MEMORIES_TOOL,
     ROUTE_MAX_TOKENS,
     ROUTE_MEMORIES_TOOL,
 )
 from chatmemory.adapters.claude.clients import ClaudeClient
 from chatmemory.adapters.claude.failures import SDK_FAILURES, failure_kind, unavailable
-from chatmemory.adapters.claude.prompts import extract_prompt, fold_prompt, route_prompt
+from chatmemory.adapters.claude.prompts import (
+    extract_prompt,
+    extract_room_prompt,
+    fold_prompt,
+    route_prompt,
+)
 from chatmemory.adapters.claude.requests import (
     extraction_request,
     message_param,
+    room_extraction_request,
     routing_request,
     structured_call_for,
     text_block,
@@ -55,7 +63,7 @@ from chatmemory.adapters.claude.requests import (
     tool_param,
 )
 from chatmemory.domain.errors import ModelRefused
-from chatmemory.domain.extraction import Candidate, ExtractionInput
+from chatmemory.domain.extraction import Candidate, ExtractionInput, RoomSeat
 from chatmemory.domain.prompt import RenderedPrompt, Turn, neutralise
 from chatmemory.domain.routing import RouteDecision
 from chatmemory.ports.model import (
@@ -227,6 +235,8 @@ class ClaudeModel(Model):
         """
         if not request.transcript:
             return []
+        if request.seat is not None:
+            return self._extract_room(request, request.seat)
         answer = self._structured_call(
             extract_prompt(),
             extraction_request(request),
@@ -241,6 +251,33 @@ class ClaudeModel(Model):
         extracted = parsing.candidates(items, line_ids)
         log.info(
             "claude extraction: lines=%d returned=%d kept=%d dropped=%s",
+            len(line_ids),
+            len(items),
+            len(extracted.kept),
+            dict(sorted(extracted.dropped.items())),
+        )
+        return extracted.kept
+
+    def _extract_room(self, request: ExtractionInput, seat: RoomSeat) -> list[Candidate]:
+        """Candidates from the persona's seat through `record_room_memories`: each with its
+        subject, read as in the one-to-one call; who may be remembered is the room
+        filter's to decide (domain/room_extraction.py)."""
+        answer = self._structured_call(
+            extract_room_prompt(),
+            room_extraction_request(request, seat),
+            RECORD_ROOM_MEMORIES_TOOL,
+            EXTRACT_MAX_TOKENS,
+            "room extraction",
+        )
+        items = answer.get("memories")
+        if not isinstance(items, list):
+            raise unavailable("the room extraction came back without a list of memories")
+        line_ids = [line.message_id for line in request.transcript]
+        extracted = parsing.room_candidates(items, line_ids)
+        log.info(
+            "claude room extraction: group=%s present=%d lines=%d returned=%d kept=%d dropped=%s",
+            seat.group,
+            len(seat.present),
             len(line_ids),
             len(items),
             len(extracted.kept),

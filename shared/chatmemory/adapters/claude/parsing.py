@@ -1,15 +1,17 @@
-"""The model's structured answers as domain values: `record_memories` items as
-Candidates, `route_memories` decisions as RouteDecisions.
+"""The model's structured answers as domain values: `record_memories` and
+`record_room_memories` items as Candidates, `route_memories` decisions as RouteDecisions.
 
 A bad item inside a good answer is dropped, never repaired: a candidate that names a line
-not offered, breaks a field rule or leaves the offered values; a decision for no case
-offered. A case with no single good decision is NONE.
+not offered, breaks a field rule or leaves the offered values (in a room: a subject of an
+unknown shape, a counterpart on an item that is not the persona's own); a decision for no
+case offered. A case with no single good decision is NONE.
 """
 
 from __future__ import annotations
 
+import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -17,8 +19,12 @@ from chatmemory.adapters.claude.answer_tools import EXTRACTED_CATEGORIES, EXTRAC
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.extraction import MAX_CANDIDATES, Candidate
 from chatmemory.domain.memory import Kind, StatedBy
+from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
 from chatmemory.domain.routing import Action, RouteDecision
 from chatmemory.domain.time import parse_instant
+
+# A room item names whom it is about; "" (a one-to-one item) is not a room subject.
+_ROOM_SUBJECT = re.compile(r"^(?:self|world|u:\S.*)$", re.DOTALL)
 
 
 @dataclass(frozen=True)
@@ -42,15 +48,31 @@ class Routed:
 def candidates(items: Sequence[object], line_ids: Sequence[str]) -> Extracted:
     """Every good item as a Candidate, at most MAX_CANDIDATES; evidence numbers (from 1)
     mapped back to `line_ids`."""
+    return _read_all(items, line_ids, _candidate, MAX_CANDIDATES)
+
+
+def room_candidates(items: Sequence[object], line_ids: Sequence[str]) -> Extracted:
+    """Every good `record_room_memories` item as a Candidate with its subject (and a
+    `self` item's counterpart), at most ROOM_MAX_CANDIDATES; evidence as in `candidates`.
+    Whether the subject was present, and allows the persona, is the room filter's to say."""
+    return _read_all(items, line_ids, _room_candidate, ROOM_MAX_CANDIDATES)
+
+
+def _read_all(
+    items: Sequence[object],
+    line_ids: Sequence[str],
+    read: Callable[[object, Sequence[str]], Candidate],
+    cap: int,
+) -> Extracted:
     kept: list[Candidate] = []
     dropped: Counter[str] = Counter()
     for item in items:
         try:
-            candidate = _candidate(item, line_ids)
+            candidate = read(item, line_ids)
         except ValueError as error:  # InvalidField is a ValueError
             dropped[error.field if isinstance(error, InvalidField) else "value"] += 1
             continue
-        if len(kept) == MAX_CANDIDATES:
+        if len(kept) == cap:
             dropped["over_cap"] += 1
             continue
         kept.append(candidate)
@@ -110,7 +132,24 @@ def _optional_date(field: str, value: object) -> datetime | None:
     return None if text is None else parse_instant(field, text)
 
 
-def _candidate(item: object, line_ids: Sequence[str]) -> Candidate:
+def _room_candidate(item: object, line_ids: Sequence[str]) -> Candidate:
+    """One `record_room_memories` item as a Candidate; InvalidField if anything is wrong:
+    a subject that is not "u:<id>", "self" or "world", a counterpart that is not "u:<id>"
+    or sits on an item other than "self" (the Candidate refuses it)."""
+    if not isinstance(item, dict):
+        raise InvalidField("item", "must be an object")
+    subject = item.get("subject")
+    if not isinstance(subject, str) or not _ROOM_SUBJECT.match(subject):
+        raise InvalidField("subject", "must be 'u:<id>', 'self' or 'world'")
+    counterpart = item.get("counterpart")
+    if counterpart is not None and not isinstance(counterpart, str):
+        raise InvalidField("counterpart", "must be 'u:<id>'")
+    return _candidate(item, line_ids, subject=subject, counterpart=counterpart or None)
+
+
+def _candidate(
+    item: object, line_ids: Sequence[str], *, subject: str = "", counterpart: str | None = None
+) -> Candidate:
     """One `record_memories` item as a Candidate; InvalidField if anything is wrong."""
     if not isinstance(item, dict):
         raise InvalidField("item", "must be an object")
@@ -150,6 +189,8 @@ def _candidate(item: object, line_ids: Sequence[str]) -> Candidate:
         valid_from=valid_from,
         valid_until=valid_until,
         uses=tuple(uses),
+        subject=subject,
+        counterpart=counterpart,
     )
 
 

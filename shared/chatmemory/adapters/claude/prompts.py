@@ -8,6 +8,7 @@ from importlib import resources
 
 from chatmemory.domain import rules
 from chatmemory.domain.extraction import IMPORTANCE_FLOOR, MAX_CANDIDATES, SENSITIVE_CATEGORIES
+from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
 from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS
 
 
@@ -16,8 +17,21 @@ def extract_prompt() -> str:
     """The extraction rules (prompts/extract.txt) with the limits, the categories and the
     rule for `uses` and `importance` (prompts/memory_uses_rule.txt, verbatim) filled in."""
     prompts = resources.files("chatmemory.prompts")
-    text = prompts.joinpath("extract.txt").read_text("utf-8")
     uses_rule = prompts.joinpath("memory_uses_rule.txt").read_text("utf-8").strip()
+    return _filled("extract.txt", MAX_CANDIDATES).replace("{uses_rule}", uses_rule).strip()
+
+
+@functools.cache
+def extract_room_prompt() -> str:
+    """The extraction rules from a persona's seat in a room (prompts/extract_room.txt),
+    with the limits and the categories filled in. The same for every persona and room, so
+    it stays cached: who the persona is, and who is there, are in the request."""
+    return _filled("extract_room.txt", ROOM_MAX_CANDIDATES).strip()
+
+
+def _filled(file_name: str, max_candidates: int) -> str:
+    """An extraction prompt file with its limits and its list of categories filled in."""
+    text = resources.files("chatmemory.prompts").joinpath(file_name).read_text("utf-8")
     described = [
         f"  {name}{' (sensitive)' if name in SENSITIVE_CATEGORIES else ''}: {description}"
         for name, description in CATEGORY_DESCRIPTIONS.items()
@@ -28,13 +42,11 @@ def extract_prompt() -> str:
     ]
     fallback = [f"  {rules.DEFAULT_CATEGORY}: anything that fits no other category"]
     return (
-        text.replace("{max_candidates}", str(MAX_CANDIDATES))
+        text.replace("{max_candidates}", str(max_candidates))
         .replace("{max_chars}", str(rules.EXTRACTED_TEXT_MAX))
         .replace("{importance_floor}", str(IMPORTANCE_FLOOR))
         .replace("{sensitive_categories}", ", ".join(sorted(SENSITIVE_CATEGORIES)))
         .replace("{categories}", "\n".join(described + undescribed + fallback))
-        .replace("{uses_rule}", uses_rule)
-        .strip()
     )
 
 

@@ -1,6 +1,6 @@
 """How each request to Claude is shaped: the thinking setting and the tool choice a model
 gets, the SDK params for prompt blocks, messages and tools, and the text of the
-extraction and routing requests.
+extraction (one-to-one, and from a persona's seat in a room) and routing requests.
 
 Choices worth knowing:
 - The request mirrors the rendered prompt exactly: one text block per system block and
@@ -35,7 +35,7 @@ from anthropic.types import (
     ToolParam,
 )
 
-from chatmemory.domain.extraction import ExtractionInput
+from chatmemory.domain.extraction import ExtractionInput, RoomSeat
 from chatmemory.domain.prompt import PromptMessage, neutralise
 from chatmemory.ports.model import RoutingCase, ToolSpec
 
@@ -118,6 +118,26 @@ def extraction_request(request: ExtractionInput) -> str:
     return (
         f"<today>{request.today.isoformat()}</today>\n\n"
         f"<profile>\n{neutralise(request.profile.strip()) or '(none)'}\n</profile>\n\n"
+        f"<known>\n{known}\n</known>\n\n"
+        f"<transcript>\n{transcript}\n</transcript>"
+    )
+
+
+def room_extraction_request(request: ExtractionInput, seat: RoomSeat) -> str:
+    """A room extraction's user message: whose seat, the kind of room, who is present (by
+    `u:` id), today, the known memories and the transcript, each line numbered from 1 (the
+    numbers evidence names) with its speaker ("u:<id>" or "p:<persona>")."""
+    present = "\n".join(f"u:{neutralise(user)}" for user in seat.present) or "(no one)"
+    known = "\n".join(f"- {_indented(text)}" for text in request.known) or "(none)"
+    transcript = "\n".join(
+        f"[{number}] {neutralise(line.speaker) or line.role}: {_indented(line.content)}"
+        for number, line in enumerate(request.transcript, start=1)
+    )
+    return (
+        f"<persona>{seat.persona}</persona>\n"
+        f"<room>{'group' if seat.group else 'private'}</room>\n"
+        f"<today>{request.today.isoformat()}</today>\n\n"
+        f"<present>\n{present}\n</present>\n\n"
         f"<known>\n{known}\n</known>\n\n"
         f"<transcript>\n{transcript}\n</transcript>"
     )
