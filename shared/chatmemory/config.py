@@ -32,10 +32,13 @@ from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.notices import NoticeService
+from chatmemory.services.persona_view import PersonaView
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
 from chatmemory.services.purge import InProcessPurge, PurgePipeline, PurgeSweep
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
+from chatmemory.services.room_service import RoomService
+from chatmemory.services.room_writes import RoomWrites
 from chatmemory.services.rooms import RoomBlocks
 
 StoreKind = Literal["sqlite", "dynamodb"]
@@ -456,6 +459,7 @@ class Container:
             IdleJob,
             Job,
             QueuedJobs,
+            RoomQuietJob,
         )
 
         jobs = QueuedJobs(self.clock)
@@ -465,6 +469,8 @@ class Container:
                 self.folder.fold(job.user_id, job.conversation_id)
             elif isinstance(job, IdleJob):
                 self.idle.check(job.user_id, job.conversation_id)
+            elif isinstance(job, RoomQuietJob):
+                self.room_writes.check(job.room_id)
             else:
                 self.purge.run(job.request)
 
@@ -495,6 +501,13 @@ class Container:
         from chatmemory.adapters.sqs_jobs import parse_idle_check  # noqa: PLC0415
 
         return parse_idle_check(body)
+
+    @staticmethod
+    def read_room_quiet(body: str) -> str | None:
+        """The room an idle-queue message names, or None if it names a conversation."""
+        from chatmemory.adapters.sqs_jobs import parse_room_quiet  # noqa: PLC0415
+
+        return parse_room_quiet(body)
 
     @cached_property
     def pipeline(self) -> WritePipeline:
@@ -581,7 +594,33 @@ class Container:
 
     @cached_property
     def room_blocks(self) -> RoomBlocks:
-        return RoomBlocks(self.stores, self.clock)
+        return RoomBlocks(self.stores, self.clock, lambda: self.embedder)
+
+    @cached_property
+    def rooms(self) -> RoomService:
+        return RoomService(
+            self.stores,
+            self.clock,
+            self.room_blocks,
+            self.jobs,
+            lambda: self.model,
+            quiet_after=timedelta(seconds=self.settings.idle_seconds),
+        )
+
+    @cached_property
+    def room_writes(self) -> RoomWrites:
+        return RoomWrites(
+            self.stores,
+            self.clock,
+            model=lambda: self.model,
+            embedder=lambda: self.embedder,
+            memories=lambda: self.memories,
+            quiet_after=timedelta(seconds=self.settings.idle_seconds),
+        )
+
+    @cached_property
+    def persona_view(self) -> PersonaView:
+        return PersonaView(self.stores, self.clock)
 
     @cached_property
     def memory_settings(self) -> SettingsService:

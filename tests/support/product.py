@@ -7,7 +7,7 @@ from datetime import timedelta
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.hashing_embedder import HashingEmbedder
-from chatmemory.adapters.local_jobs import QueuedJobs
+from chatmemory.adapters.local_jobs import FoldJob, IdleJob, Job, QueuedJobs, RoomQuietJob
 from chatmemory.adapters.offline_model import OfflineModel
 from chatmemory.ports.stores import Stores
 from chatmemory.services.chat import ChatRequest, ChatResult, ChatService
@@ -21,6 +21,9 @@ from chatmemory.services.notices import NoticeService
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
+from chatmemory.services.room_service import RoomService
+from chatmemory.services.room_writes import RoomWrites
+from chatmemory.services.rooms import RoomBlocks
 
 ALICE = "alice"
 IDLE = timedelta(minutes=10)
@@ -47,13 +50,23 @@ class Product:
         self.idle = IdleTrigger(stores, clock, InProcessPipeline(self.pipeline), idle_after=IDLE)
         self.jobs = QueuedJobs(clock)
         folder = Folder(stores, clock, model)
-        self.jobs.bind(
-            lambda job: (
-                folder.fold(job.user_id, job.conversation_id)
-                if type(job).__name__ == "FoldJob"
-                else self.idle.check(job.user_id, job.conversation_id)
-            )
+        self.room_blocks = RoomBlocks(stores, clock, embedder)
+        self.rooms = RoomService(
+            stores, clock, self.room_blocks, self.jobs, model, quiet_after=IDLE
         )
+        self.room_writes = RoomWrites(
+            stores, clock, model=model, embedder=embedder, memories=self.memories, quiet_after=IDLE
+        )
+
+        def run(job: Job) -> None:
+            if isinstance(job, FoldJob):
+                folder.fold(job.user_id, job.conversation_id)
+            elif isinstance(job, IdleJob):
+                self.idle.check(job.user_id, job.conversation_id)
+            elif isinstance(job, RoomQuietJob):
+                self.room_writes.check(job.room_id)
+
+        self.jobs.bind(run)
         self.chat = ChatService(
             stores,
             clock,

@@ -4,7 +4,8 @@ gone quiet?".
 Every stored user message re-arms its conversation's timer with a delayed message
 (SqsJobs.idle_later), so a burst of messages leaves a burst of checks behind it. The
 check starts the write pipeline only if no newer message arrived since and there are
-user messages the pipeline has not read — only the last check of a burst does anything
+user messages the pipeline has not read (a room's check, the same: each seated persona
+writes once the room is quiet) — only the last check of a burst does anything
 (a debounce, not one run per message). Messages carry ids only. A message that is not a
 check fails alone (a partial batch response) and reaches the dead-letter queue after
 its retries.
@@ -20,8 +21,15 @@ from chatmemory.telemetry import count, logger
 
 
 def idle_check(record: SQSRecord) -> None:
-    """Check the conversation a message names; ValueError if the message is not a check."""
+    """Check the conversation (or the room) a message names; ValueError if the message is
+    not a check."""
     built = container()
+    room_id = built.read_room_quiet(record.body)
+    if room_id is not None:
+        wrote = built.room_writes.check(room_id)
+        count("RoomWrites", wrote)
+        logger.info("room checked", extra={"room_id": room_id, "personas_written": wrote})
+        return
     user_id, conversation_id = built.read_idle_check(record.body)
     started = built.idle.check(user_id, conversation_id)
     count("PipelineStarted" if started else "IdleCheckSkipped")

@@ -1,7 +1,8 @@
 """Lambda entry point for the daily sweep: starts the write pipeline for every
 conversation whose cursor fell behind (a lost idle message, a failed run, a timed-out
-Express execution), and a purge for every user whose deletions are still not purged a
-while after the delete (a purge that failed or never started). The scheduled event
+Express execution), writes for every quiet room a persona has not read to the end,
+and starts a purge for every user whose deletions are still not purged a while after
+the delete (a purge that failed or never started). The scheduled event
 itself carries nothing we need.
 """
 
@@ -20,8 +21,10 @@ from chatmemory.telemetry import count, logger, metrics, tracer
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
     started = container().idle.sweep()
+    rooms = container().room_writes.sweep()
     purges = container().purge_sweep.sweep()
     count("SweepStarted", started)
+    count("SweepRoomWrites", rooms)
     count("SweepPurgesStarted", purges)
-    logger.info("sweep done", extra={"started": started, "purges": purges})
-    return {"started": started, "purges": purges}
+    logger.info("sweep done", extra={"started": started, "rooms": rooms, "purges": purges})
+    return {"started": started, "rooms": rooms, "purges": purges}

@@ -34,11 +34,17 @@ class IdleJob:
 
 
 @dataclass(frozen=True, slots=True)
+class RoomQuietJob:
+    room_id: str
+
+
+@dataclass(frozen=True, slots=True)
 class PurgeJob:
     request: PurgeRequest
 
 
-Job = FoldJob | IdleJob | PurgeJob
+Job = FoldJob | IdleJob | RoomQuietJob | PurgeJob
+Timer = IdleJob | RoomQuietJob
 Handler = Callable[[Job], None]
 
 
@@ -48,7 +54,7 @@ class QueuedJobs(Jobs):
     def __init__(self, clock: Clock | None = None) -> None:
         self._queue: queue.Queue[Job] = queue.Queue()
         self._pending: set[Job] = set()
-        self._timers: dict[IdleJob, datetime] = {}
+        self._timers: dict[Timer, datetime] = {}
         self._lock = threading.Lock()
         self._handler: Handler | None = None
         self._clock = clock
@@ -63,6 +69,10 @@ class QueuedJobs(Jobs):
     def idle_later(self, user_id: str, conversation_id: str, due_at: datetime) -> None:
         with self._lock:  # re-arming replaces the earlier due time
             self._timers[IdleJob(user_id, conversation_id)] = due_at
+
+    def room_quiet_later(self, room_id: str, due_at: datetime) -> None:
+        with self._lock:
+            self._timers[RoomQuietJob(room_id)] = due_at
 
     def run_due(self, now: datetime | None = None) -> int:
         """Fire every idle timer that is due (by the clock); returns how many fired."""

@@ -20,6 +20,7 @@ from chatmemory.ports.jobs import Jobs
 log = logging.getLogger(__name__)
 
 FOLD = "fold"
+ROOM_QUIET = "room_quiet"
 #: SQS delays a message by at most 15 minutes.
 MAX_DELAY_SECONDS = 900
 
@@ -60,6 +61,31 @@ class SqsJobs(Jobs):
         self._client.send_message(
             QueueUrl=self._idle_queue_url, MessageBody=json.dumps(body), DelaySeconds=delay
         )
+
+    def room_quiet_later(self, room_id: str, due_at: datetime) -> None:
+        """A delayed message on the idle queue naming the room (the same queue, the same
+        consumer: a room's quiet check is a conversation's idle check for many people)."""
+        if self._idle_queue_url is None:
+            log.error("no idle queue configured: the room's quiet timer was not armed")
+            return
+        wait = (require_utc("due_at", due_at) - self._clock.now()).total_seconds()
+        delay = min(max(math.ceil(wait), 0), MAX_DELAY_SECONDS)
+        body = {"type": ROOM_QUIET, "room_id": room_id}
+        self._client.send_message(
+            QueueUrl=self._idle_queue_url, MessageBody=json.dumps(body), DelaySeconds=delay
+        )
+
+
+def parse_room_quiet(body: str) -> str | None:
+    """The room a quiet check names; None if the message is a conversation's idle check.
+    ValueError if it says it is a room's check but names none."""
+    check = json.loads(body)
+    if not isinstance(check, dict) or check.get("type") != ROOM_QUIET:
+        return None
+    room_id = check.get("room_id")
+    if not isinstance(room_id, str) or not room_id:
+        raise ValueError("a room's quiet check names its room")
+    return room_id
 
 
 def parse_job(body: str) -> tuple[str, str, str]:

@@ -43,9 +43,14 @@ class Notice:
 NOTICE_PREFIX = "noted: "
 
 
-def announce(texts: Iterable[str]) -> str:
-    """The toast's words for these memories, cut to fit (the memories themselves are whole)."""
-    text = NOTICE_PREFIX + " · ".join(texts)
+def announce(texts: Iterable[str], *, persona: str | None = None) -> str:
+    """The toast's words for these memories, cut to fit (the memories themselves are whole);
+    a persona's toast says who noted it ("Warren noted: …", seed 000 §5); the deployment's
+    one assistant just says "noted: …"."""
+    prefix = NOTICE_PREFIX
+    if persona and persona != rules.DEFAULT_PERSONA:
+        prefix = f"{persona.capitalize()} {NOTICE_PREFIX}"
+    text = prefix + " · ".join(texts)
     if len(text) <= rules.NOTICE_TEXT_MAX:
         return text
     return text[: rules.NOTICE_TEXT_MAX - 1].rstrip() + "…"

@@ -250,9 +250,14 @@ def render_body(sections: Sequence[Section]) -> str:
             continue
         lines.append(section.heading)
         if section.note:
-            lines.append(f"- Their note, in their words: {one_line(section.note)}")
+            lines.append(note_line(section.note))
         lines.extend(render_line(item) for item in section.lines)
     return "\n".join(lines)
+
+
+def note_line(note: str) -> str:
+    """How a user's note reads in the block (and how a stale block is recognised)."""
+    return f"- Their note, in their words: {one_line(note)}"
 
 
 def render_line(item: Visible) -> str:

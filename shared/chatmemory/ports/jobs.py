@@ -25,6 +25,11 @@ class Jobs(ABC):
         since, so only the last one of a burst starts the write pipeline (a debounce).
         """
 
+    @abstractmethod
+    def room_quiet_later(self, room_id: str, due_at: datetime) -> None:
+        """(Re)arm the room's quiet timer: check it again at `due_at`. Every message re-arms
+        it, so a room is written from once per quiet spell, after its last message."""
+
 
 class PipelineStarter(ABC):
     """Starts the write pipeline for one conversation's new messages."""

@@ -378,6 +378,8 @@ class MemoryService:
         now = self._clock.now()
         everything = list(self._stores.memories.iter_memories(user_id, MemoryQuery(status=None)))
         self._deletions.forget_everything(user_id, now)
+        self._stores.persona_memories.drop_witness(user_id)
+        self._stores.memories.drop_witness(user_id)
         batch: list[Tombstone] = []
         events: list[MemoryEvent] = []
         for memory in everything:

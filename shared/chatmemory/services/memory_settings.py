@@ -1,4 +1,5 @@
-"""The user's switches: memory on or off, and the note every persona reads."""
+"""The user's switches: memory on or off, the note every persona reads, and the personas
+muted ("this persona forgets me")."""
 
 from __future__ import annotations
 
@@ -19,11 +20,17 @@ class SettingsService:
         return self._stores.user_state.get_settings(user_id)
 
     def update(
-        self, user_id: str, *, enabled: bool | None = None, note: str | None = None
+        self,
+        user_id: str,
+        *,
+        enabled: bool | None = None,
+        note: str | None = None,
+        muted_personas: frozenset[str] | None = None,
     ) -> MemorySettings:
-        """Change only what was sent. `enabled=False` takes effect on the very next request."""
+        """Change only what was sent. `enabled=False` and a mute take effect on the very
+        next request, for every persona and room (seed 000 §5); rows stay until deleted."""
         current = self._stores.user_state.get_settings(user_id)
-        if enabled is None and note is None:
+        if enabled is None and note is None and muted_personas is None:
             return current
         if note is not None:
             write_filter.check("note", note)  # the note goes into every prompt
@@ -31,6 +38,7 @@ class SettingsService:
             current,
             enabled=current.enabled if enabled is None else enabled,
             note=current.note if note is None else note,
+            muted_personas=current.muted_personas if muted_personas is None else muted_personas,
             updated_at=self._clock.now(),
         )
         self._stores.user_state.put_settings(changed)

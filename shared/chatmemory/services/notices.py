@@ -46,7 +46,7 @@ class NoticeService:
             views.append(
                 NoticeView(
                     notice_id=notice.notice_id,
-                    text=announce(memory.text for memory in visible),
+                    text=announce((memory.text for memory in visible), persona=notice.persona),
                     memory_ids=tuple(memory.memory_id for memory in visible),
                     created_at=notice.created_at,
                     persona=notice.persona,

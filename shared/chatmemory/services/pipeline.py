@@ -494,7 +494,7 @@ class WritePipeline:
             Notice(
                 user_id=user_id,
                 notice_id=notice_id,
-                text=announce(memory.text for memory in new_rows),
+                text=announce((memory.text for memory in new_rows), persona=run.persona),
                 memory_ids=tuple(memory.memory_id for memory in new_rows),
                 created_at=self._clock.now(),
                 persona=run.persona,

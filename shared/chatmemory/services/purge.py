@@ -235,7 +235,7 @@ class PurgePipeline:
                 self._stores.notices.add_notice(
                     dataclasses.replace(
                         notice,
-                        text=announce(memory.text for memory in left),
+                        text=announce((memory.text for memory in left), persona=notice.persona),
                         memory_ids=tuple(memory.memory_id for memory in left),
                     )
                 )

@@ -11,26 +11,41 @@ user, of a user with memory off, or of one who muted the persona, is even read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import logging
+from collections.abc import Callable, Sequence
 from datetime import datetime
 
+import numpy as np
+
+from chatmemory.domain import vectors
 from chatmemory.domain.audience import V1_GROUPS_LOAD_WORLD_ONLY, visible_memories
 from chatmemory.domain.errors import InvalidField, RoomNotFound
 from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
-from chatmemory.domain.persona_block import PersonaBlock, build_persona_block
+from chatmemory.domain.persona_block import PersonaBlock, build_persona_block, note_line
 from chatmemory.domain.rooms import Room
 from chatmemory.ports.clock import Clock
+from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.memories import MemoryQuery
 from chatmemory.ports.stores import Stores
+
+log = logging.getLogger(__name__)
 
 
 class RoomBlocks:
     """Opens rooms, follows who is in them, and serves each persona its stable block."""
 
-    def __init__(self, stores: Stores, clock: Clock) -> None:
+    def __init__(
+        self,
+        stores: Stores,
+        clock: Clock,
+        embedder: Embedder | Callable[[], Embedder] | None = None,
+    ) -> None:
+        """With an embedder, a rebuild ranks by relevance to the room's opener too (its
+        first line); without one, or before anything was said, relevance is 0."""
         self._stores = stores
         self._clock = clock
+        self._embedder = embedder
 
     def open(self, room: Room) -> Room:
         """Create the room and build every seated persona's block for who is there."""
@@ -53,7 +68,36 @@ class RoomBlocks:
             raise InvalidField("persona", "is not in this room")
         stored = self._stores.rooms.get_block(room_id, persona, room.version)
         # None only when a build was lost (a crash between a join and its rebuild).
-        return stored if stored is not None else self._build(room, persona)
+        if stored is not None and self._still_true(room, stored):
+            return stored
+        return self._build(room, persona)
+
+    def _still_true(self, room: Room, block: PersonaBlock) -> bool:
+        """May this stored block still be sent? Not once a memory in it was deleted (or
+        "forget everything" came), nor once someone present switched memory off or muted
+        the persona: those hold at once, not at the next open. Anything else — a memory
+        written meanwhile, a note edited — waits for the next open, join or leave, so the
+        bytes stay the same turn after turn."""
+        persona = block.persona
+        settings = {user: self._stores.user_state.get_settings(user) for user in room.members}
+        withdrawn_notes = [
+            note_line(s.note) for s in settings.values() if s.note and not s.allows(persona)
+        ]
+        if any(line in block.text for line in withdrawn_notes):
+            return False
+        loaded = set(block.memory_ids)
+        if not loaded:
+            return True
+        found: set[str] = set()
+        for user in sorted(u for u, s in settings.items() if s.allows(persona)):
+            found |= self._stores.memories.visible_ids(user, sorted(loaded - found))
+        if loaded - found:
+            found |= {
+                m.memory_id
+                for m in self._stores.persona_memories.list_persona_memories(persona)
+                if m.memory_id in loaded
+            }
+        return found == loaded
 
     def _change(self, room_id: str, *, join: Sequence[str] = (), leave: Sequence[str] = ()) -> Room:
         before = self._room(room_id)
@@ -84,29 +128,79 @@ class RoomBlocks:
             for user, s in settings.items()
             if personal and s.allows(persona) and s.note
         }
-        block = build_persona_block(persona, present, visible, notes=notes, now=now)
+        relevance = self._relevance(room, [v.memory for v in visible])
+        block = build_persona_block(
+            persona, present, visible, notes=notes, now=now, relevance=relevance
+        )
         self._stores.rooms.put_block(room.room_id, room.version, block, now)
         self._touch(block, [v.memory for v in visible], now)
         return block
 
+    def _relevance(self, room: Room, rows: Sequence[Memory]) -> dict[str, float] | None:
+        """Cosine of each row to the room's opener (seed 000 §3: relevance to the opener or
+        topic, else 0). A failure only loses the relevance term, never the block."""
+        if self._embedder is None or not rows or room.last_seq == 0:
+            return None
+        opener = self._stores.rooms.list_room_messages(room.room_id, upto_seq=1)
+        if not opener:
+            return None
+        try:
+            if not isinstance(self._embedder, Embedder):
+                self._embedder = self._embedder()
+            said = np.asarray(self._embedder.embed([opener[0].text])[0], dtype=np.float32)
+            fresh = [m for m in rows if m.embedding is None]
+            embedded = dict(
+                zip(
+                    (m.memory_id for m in fresh),
+                    self._embedder.embed([m.text for m in fresh]) if fresh else [],
+                    strict=True,
+                )
+            )
+            scores: dict[str, float] = {}
+            for memory in rows:
+                row = (
+                    vectors.unpack_rows(memory.embedding)[0]
+                    if memory.embedding is not None
+                    else np.asarray(embedded[memory.memory_id], dtype=np.float32)
+                )
+                norm = float(np.linalg.norm(said) * np.linalg.norm(row))
+                scores[memory.memory_id] = float(np.dot(said, row) / norm) if norm else 0.0
+        except Exception as exc:
+            log.warning("block relevance unavailable", extra={"error_type": type(exc).__name__})
+            return None
+        return scores
+
     def _rows_of_those_who_allow(
         self, persona: str, settings: dict[str, MemorySettings]
     ) -> list[Memory]:
-        """The persona's active rows in the partitions of the present humans who allow it."""
+        """The persona's active rows in the partitions of the present humans who allow it,
+        and the world facts it holds in its own."""
         query = MemoryQuery(status=Status.ACTIVE, persona=persona)
         rows: list[Memory] = []
         for user in sorted(settings):
             if settings[user].allows(persona):
                 rows.extend(self._stores.memories.iter_memories(user, query))
+        rows.extend(
+            memory
+            for memory in self._stores.persona_memories.list_persona_memories(persona)
+            if memory.subject == "world"
+        )
         return rows
 
     def _touch(self, block: PersonaBlock, candidates: Sequence[Memory], now: datetime) -> None:
         """Loading a memory reinforces it (`last_used_at`, `recall_count`), in its owner's
-        partition."""
+        partition: a user's, or the persona's own for a world fact."""
         loaded = set(block.memory_ids)
         by_owner: dict[str, list[str]] = {}
+        world: list[str] = []
         for memory in candidates:
-            if memory.memory_id in loaded:
+            if memory.memory_id not in loaded:
+                continue
+            if memory.subject == "world":
+                world.append(memory.memory_id)
+            else:
                 by_owner.setdefault(memory.user_id, []).append(memory.memory_id)
         for owner, memory_ids in sorted(by_owner.items()):
             self._stores.memories.record_use(owner, memory_ids, now)
+        if world:
+            self._stores.persona_memories.record_persona_use(block.persona, world, now)
