@@ -242,6 +242,16 @@ def test_an_invalid_token_is_401(running: Running, make_token: Any) -> None:
     assert_error(answer, 401, "unauthorized")
 
 
+def test_the_app_credential_has_no_user_to_chat_as_and_is_403(running: Running) -> None:
+    # A client-credentials token (Cognito: `sub` is the app client, `scope` the room scope)
+    app_token = running.issuer.token(sub="the-app-client", scope="chatmemory/rooms")
+
+    answer = running.chat(token=app_token)
+
+    assert_error(answer, 403, "forbidden")
+    assert running.container.stores.conversations.list_conversations("the-app-client") == []
+
+
 def test_a_non_bearer_authorization_is_401(running: Running) -> None:
     answer = running.chat(token=None, authorization="Basic dXNlcjpwYXNz")
 

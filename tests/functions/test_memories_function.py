@@ -138,13 +138,21 @@ def test_pages_follow_the_next_cursor(
 
 def test_settings_switch_memory_off_and_keep_the_note(handler: Any, container: Container) -> None:
     reply = invoke(handler, event("put_settings"), body={"enabled": False, "note": "Call me Sam."})
-    assert reply.status == 200 and reply.body == {"enabled": False, "note": "Call me Sam."}
+    assert reply.status == 200 and reply.body == {
+        "enabled": False,
+        "note": "Call me Sam.",
+        "muted_personas": [],
+    }
 
     refused = invoke(handler, event("create_memory"), body={"text": "Is vegetarian."})
 
     assert (refused.status, refused.error_code) == (409, "memory_disabled")
     assert stored_count(container) == 0
-    assert invoke(handler, event("get_settings")).body == {"enabled": False, "note": "Call me Sam."}
+    assert invoke(handler, event("get_settings")).body == {
+        "enabled": False,
+        "note": "Call me Sam.",
+        "muted_personas": [],
+    }
 
 
 # ---- identity and isolation ----------------------------------------------------------

@@ -23,7 +23,13 @@ pytestmark = pytest.mark.e2e
 USER = "alice"
 AS_STREAM = {"Accept": "text/event-stream"}
 # A number for a string: one that would even read as a future date if taken as epoch seconds.
-WRONG_TYPE = {"string": 4102444800, "boolean": "yes", "integer": "many", "number": "many"}
+WRONG_TYPE = {
+    "string": 4102444800,
+    "boolean": "yes",
+    "integer": "many",
+    "number": "many",
+    "array": "many",
+}
 
 
 @pytest.fixture

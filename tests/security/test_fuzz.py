@@ -53,18 +53,28 @@ def _operations(document: dict[str, Any]) -> list[Operation]:
     return found
 
 
-def _own_ids(server: Running, container: Container, token: str) -> dict[str, str]:
-    """Objects of the user's own, so requests reach past "not found"."""
+def _own_ids(server: Running, container: Container, user: str) -> dict[str, str]:
+    """Objects of the user's own (their private chat among them), so requests reach past
+    "not found"."""
+    token = server.token_for(user)
     chat = server.call(
         "POST", "/v1/chat", token=token, body={"message": "I'm vegetarian and I live in Pune."}
     )
     container.idle.sweep(now_or_never=True)
     notices = server.call("GET", "/v1/notices", token=token).body["notices"]
     memory = server.call("POST", "/v1/memories", token=token, body={"text": "Has a cat."})
+    room = server.call(
+        "POST",
+        "/v1/rooms",
+        token=token,
+        body={"kind": "private", "personas": ["warren"], "members": [user]},
+    )
     return {
         "memory_id": memory.body["memory_id"],
         "notice_id": notices[0]["notice_id"],
         "conversation_id": chat.body["conversation_id"],
+        "room_id": room.body["room_id"],
+        "user_id": user,
     }
 
 
@@ -129,7 +139,7 @@ def test_every_answer_to_any_request_is_one_the_document_declares(
 
     for number, operation in enumerate(operations):
         token = server.token_for(f"fuzzer-{number}")
-        ids = _own_ids(server, container, token)
+        ids = _own_ids(server, container, f"fuzzer-{number}")
 
         # When each is sent generated requests (a failure names the request that made a 5xx)
         auth = {"Authorization": f"Bearer {token}"}
@@ -151,7 +161,7 @@ def test_no_streamed_request_fails_on_our_side(
 
     for number, operation in enumerate(streaming):
         token = server.token_for(f"streamer-{number}")
-        ids = _own_ids(server, container, token)
+        ids = _own_ids(server, container, f"streamer-{number}")
 
         # When each generated request asks for a stream, then none fails on our side
         auth = {"Authorization": f"Bearer {token}"}

@@ -81,11 +81,17 @@ def field_type(document: dict[str, Any], field: dict[str, Any]) -> dict[str, Any
 
 
 def minimal_body(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, Any]:
-    """The smallest body the schema accepts: its required fields, each with a plain value."""
+    """The smallest body the schema accepts: its required fields, each with a plain value
+    (the field's own example when the document gives one, an enum's first value)."""
     body: dict[str, Any] = {}
     for name in schema.get("required", []):
+        examples = schema["properties"][name].get("examples")
         kind = field_type(document, schema["properties"][name])
-        if kind.get("type") == "string" and "pattern" not in kind and "format" not in kind:
+        if examples:
+            body[name] = examples[0]
+        elif kind.get("enum"):
+            body[name] = kind["enum"][0]
+        elif kind.get("type") == "string" and "pattern" not in kind and "format" not in kind:
             body[name] = "Has a plain test value."[: kind.get("maxLength", 200)]
         elif kind.get("type") == "boolean":
             body[name] = False

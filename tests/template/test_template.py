@@ -40,6 +40,13 @@ ROUTES = {
     ("GET", "/v1/health"): "MemoriesFunction",
     ("ANY", "/{proxy+}"): "MemoriesFunction",  # unknown route → 404, wrong method → 405
     ("GET", "/v1/openapi.json"): "MemoriesFunction",
+    ("POST", "/v1/rooms"): "RoomsFunction",
+    ("GET", "/v1/rooms/{room_id}"): "RoomsFunction",
+    ("POST", "/v1/rooms/{room_id}/members"): "RoomsFunction",
+    ("DELETE", "/v1/rooms/{room_id}/members/{user_id}"): "RoomsFunction",
+    ("POST", "/v1/rooms/{room_id}/messages"): "RoomsFunction",
+    ("GET", "/v1/rooms/{room_id}/context"): "RoomsFunction",
+    ("POST", "/v1/rooms/{room_id}/turn"): "RoomsFunction",
 }
 
 # sam package uploads local folders and swaps in s3:// URIs; the bare transform needs those.
@@ -769,6 +776,48 @@ def test_the_chat_path_arms_the_idle_timer(transformed: dict[str, Any]) -> None:
         if _allows(statement, "sqs:SendMessage")
     ]
     assert any("IdleQueue" in json.dumps(statement["Resource"]) for statement in sends)
+
+
+# --- the rooms API -------------------------------------------------------------------
+
+
+def test_the_rooms_function_arms_each_rooms_quiet_timer_on_the_idle_queue(
+    transformed: dict[str, Any],
+) -> None:
+    # Given the rooms function's configuration
+    variables = resource_properties("RoomsFunction")["Environment"]["Variables"]
+
+    # Then every stored message re-arms the room's timer on the idle queue, after the same
+    # quiet spell the chat path waits for
+    assert variables["CHATMEMORY_JOBS"] == "sqs"
+    assert variables["CHATMEMORY_IDLE_QUEUE_URL"] == {"Ref": "IdleQueue"}
+    assert variables["CHATMEMORY_IDLE_SECONDS"] == {"Ref": "IdleSeconds"}
+    # And its role may send there, and to no other queue (a room never folds)
+    sends = [
+        statement
+        for statement in _statements(transformed, "RoomsFunctionRole")
+        if _allows(statement, "sqs:SendMessage")
+    ]
+    assert sends
+    assert all("IdleQueue" in json.dumps(statement["Resource"]) for statement in sends)
+
+
+def test_a_persona_takes_its_turn_with_the_model_key_and_the_table() -> None:
+    properties = resource_properties("RoomsFunction")
+
+    assert properties["Environment"]["Variables"]["CHATMEMORY_ANTHROPIC_SECRET_NAME"] == {
+        "Ref": "AnthropicSecretName"
+    }
+    assert any("AWSSecretsManagerGetSecretValuePolicy" in p for p in properties["Policies"])
+    assert any("DynamoDBCrudPolicy" in p for p in properties["Policies"])
+
+
+def test_the_rooms_routes_have_no_gateway_scopes_so_a_users_own_token_reaches_them() -> None:
+    # The function decides what each caller may do (api/rooms_routes.py); a scope on the
+    # route would shut out a user's token, which has none, from their own private chat.
+    events = resource_properties("RoomsFunction")["Events"].values()
+
+    assert all("AuthorizationScopes" not in event["Properties"].get("Auth", {}) for event in events)
 
 
 # --- the purge pipeline and the alarms --------------------------------------------------

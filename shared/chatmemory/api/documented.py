@@ -26,6 +26,8 @@ _ERRORS: dict[int, str] = {
     400: "Invalid request: the message names the field (`validation_error`, `malformed_json`, "
     "`secret_refused`, `instruction_refused`)",
     401: "Missing, expired or bad token",
+    403: "The token is valid but may not do this (`forbidden`): the app credential on a "
+    "user's route, or a user's token beyond their own private chat",
     404: "No such object for this user (the same whether it never existed or is not yours)",
     409: "Conflicts with the current state (`conflict`, `memory_disabled`)",
     413: "Body larger than 64 KiB",
@@ -33,8 +35,9 @@ _ERRORS: dict[int, str] = {
     502: "The model could not answer; nothing of the turn was kept (`model_unavailable`)",
 }
 
-# Every authenticated operation can be refused for its token, its body's size or type.
-EVERY_CALL = (400, 401, 413, 415)
+# Every authenticated operation can be refused for its token (bad: 401; the wrong kind of
+# caller for the route: 403), its body's size or type.
+EVERY_CALL = (400, 401, 403, 413, 415)
 
 
 def json_content(model: type[BaseModel]) -> Content:

@@ -12,7 +12,7 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
 
-from chatmemory.api.identity import NOT_AUTHENTICATED, InvalidToken, Unauthorized
+from chatmemory.api.identity import NOT_AUTHENTICATED, Forbidden, InvalidToken, Unauthorized
 from chatmemory.config import ConfigurationError
 from chatmemory.domain.errors import (
     ConcurrentChange,
@@ -67,6 +67,11 @@ def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str]:
         "string_too_long": f"is too long (at most {context.get('max_length')} characters)",
         "string_pattern_mismatch": "has an invalid format",
         "string_type": "must be a string",
+        "list_type": "must be a list",
+        "too_short": f"must hold at least {context.get('min_length')} item(s)",
+        "too_long": f"holds too many items (at most {context.get('max_length')})",
+        "model_type": "must be a JSON object",
+        "model_attributes_type": "must be a JSON object",
         "bool_type": "must be true or false",
         "bool_parsing": "must be true or false",
         "int_parsing": "must be an integer",
@@ -100,6 +105,7 @@ _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], .
     # The reason a token failed is for logs; the caller learns only that it did.
     (InvalidToken, HTTPStatus.UNAUTHORIZED, "unauthorized", lambda _: NOT_AUTHENTICATED),
     (Unauthorized, HTTPStatus.UNAUTHORIZED, "unauthorized", str),
+    (Forbidden, HTTPStatus.FORBIDDEN, "forbidden", str),
     (NotFound, HTTPStatus.NOT_FOUND, "not_found", lambda e: f"{e.kind} not found"),
     (ConcurrentChange, HTTPStatus.CONFLICT, "conflict", str),
     (MemoryDisabled, HTTPStatus.CONFLICT, "memory_disabled", str),

@@ -1,23 +1,41 @@
-"""Who is asking: the `sub` claim of a verified bearer token. Nothing else.
+"""Who is asking: a user (the `sub` of their token) or the app (a token with the rooms
+scope). Nothing else.
 
 On the HTTP API the JWT authorizer verifies tokens; where no authorizer stands in front
 (the dev server, the streaming endpoint) the server verifies them itself and refuses a bad
-one with `InvalidToken`, whichever verifier found it bad.
+one with `InvalidToken`, whichever verifier found it bad. Which caller a verified token is,
+is decided in one place, `caller_from_claims`:
+
+- a token whose `scope` holds `APP_SCOPE` is the app credential: the app's backend acting
+  for the users of this deployment (one deployment serves one app) in room calls. It has
+  no user, so every user route refuses it (`Forbidden`);
+- any other token is a user's, and its `sub` is the user id.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Final
 
 from chatmemory.domain import rules
 from chatmemory.domain.errors import DomainError, InvalidField
 
 NOT_AUTHENTICATED = "a valid bearer token is required"
+#: The scope that makes a token the app credential. On AWS it is a Cognito resource
+#: server's scope (`<identifier>/<scope>`) granted to the app's client-credentials client.
+APP_SCOPE: Final = "chatmemory/rooms"
+APP_HAS_NO_USER = "this route acts for a user: an app credential has none, send a user's token"
 
 
 class Unauthorized(DomainError):
     code = "unauthorized"
+
+
+class Forbidden(DomainError):
+    """A verified caller asked for something its credential does not allow."""
+
+    code = "forbidden"
 
 
 class InvalidToken(Exception):
@@ -25,24 +43,83 @@ class InvalidToken(Exception):
     expired, not for us or without a subject. The message names which, for logs only."""
 
 
-def user_id_from_event(raw_event: Mapping[str, Any]) -> str:
-    """The user id from an API Gateway HTTP API event's JWT claims.
+@dataclass(frozen=True, slots=True)
+class UserCaller:
+    """A user acting for themselves: their own memories, chats and private rooms."""
 
-    API Gateway's JWT authorizer (or the local server, which plays its part) verified
-    the token and put its claims in the request context. The body, the query and the
-    model never get a say.
-    """
+    user_id: str
+
+
+@dataclass(frozen=True, slots=True)
+class AppCaller:
+    """The app's backend, acting for the users of this deployment in room calls."""
+
+    app: str  # the credential's client id, for logs and metrics: never a user id
+
+
+Caller = UserCaller | AppCaller
+
+
+def _claims_of(raw_event: Mapping[str, Any]) -> Mapping[str, Any]:
+    """The verified claims API Gateway's JWT authorizer (or the local server, which plays
+    its part) put in the request context. The body, the query and the model get no say."""
     context = raw_event.get("requestContext") or {}
     authorizer = context.get("authorizer") or {}
-    return user_id_from_claims((authorizer.get("jwt") or {}).get("claims") or {})
+    claims: Mapping[str, Any] = (authorizer.get("jwt") or {}).get("claims") or {}
+    return claims
 
 
-def user_id_from_claims(claims: Mapping[str, Any]) -> str:
-    """The user id in a verified token's claims: its `sub`, if it is a usable user id."""
+def caller_from_event(raw_event: Mapping[str, Any]) -> Caller:
+    """The caller of an API Gateway HTTP API event, from its verified JWT claims."""
+    return caller_from_claims(_claims_of(raw_event))
+
+
+def caller_from_claims(claims: Mapping[str, Any]) -> Caller:
+    """The app if the token carries `APP_SCOPE`, else the user its `sub` names.
+    Unauthorized if it names neither usably."""
+    if APP_SCOPE in scopes_of(claims):
+        return AppCaller(_app_name(claims))
     subject = claims.get("sub")
     if not isinstance(subject, str) or not subject:
         raise Unauthorized(NOT_AUTHENTICATED)
     try:
-        return rules.user_id(subject, "sub")
+        return UserCaller(rules.user_id(subject, "sub"))
     except InvalidField as exc:
         raise Unauthorized("the token's subject is not a usable user id") from exc
+
+
+def scopes_of(claims: Mapping[str, Any]) -> frozenset[str]:
+    """The token's scopes: `scope` as a space-separated string (how Cognito writes it, and
+    how the HTTP API passes every claim on), or a list of strings."""
+    scope = claims.get("scope")
+    if isinstance(scope, str):
+        return frozenset(scope.split())
+    if isinstance(scope, list):
+        return frozenset(item for item in scope if isinstance(item, str))
+    return frozenset()
+
+
+def _app_name(claims: Mapping[str, Any]) -> str:
+    # Cognito's client-credentials tokens name their client in `client_id` (and `sub`).
+    for claim in ("client_id", "sub"):
+        value = claims.get(claim)
+        if isinstance(value, str) and value:
+            try:
+                return rules.user_id(value, claim)
+            except InvalidField:
+                break
+    raise Unauthorized("the app credential does not name its client")
+
+
+def user_id_from_event(raw_event: Mapping[str, Any]) -> str:
+    """The user id of a user route's caller. Forbidden for the app credential, which acts
+    in rooms only and has no user."""
+    return user_id_from_claims(_claims_of(raw_event))
+
+
+def user_id_from_claims(claims: Mapping[str, Any]) -> str:
+    """The user id in a verified token's claims: its `sub`, if it is a user's token."""
+    caller = caller_from_claims(claims)
+    if isinstance(caller, AppCaller):
+        raise Forbidden(APP_HAS_NO_USER)
+    return caller.user_id

@@ -12,6 +12,7 @@ from chatmemory.api.documented import EVERY_CALL, answers, json_content
 from chatmemory.api.identity import user_id_from_event
 from chatmemory.api.schemas import (
     EventOut,
+    Grouping,
     HistoryOut,
     MemoryCorrection,
     MemoryCreate,
@@ -19,6 +20,8 @@ from chatmemory.api.schemas import (
     MemoryPage,
     NoticeOut,
     NoticesOut,
+    PersonaGroupOut,
+    PersonaGroupsOut,
     PersonaName,
     SettingsOut,
     SettingsUpdate,
@@ -27,8 +30,10 @@ from chatmemory.api.schemas import (
 )
 from chatmemory.config import container
 from chatmemory.domain import rules
+from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.memory import Status
 from chatmemory.services.memories import NewMemory
+from chatmemory.services.persona_view import PersonaView
 from chatmemory.telemetry import count
 
 router = Router()
@@ -51,24 +56,44 @@ def _no_content() -> Response[str]:
 
 @router.get(
     "/v1/memories",
-    summary="List your memories",
+    summary="List your memories (or, with group=persona, what each persona remembers)",
+    description=(
+        "`group=persona`: every memory of the `status` asked, grouped by the persona that "
+        "holds it, each group with the meter of the block that persona would build for you "
+        "alone; closed and superseded ones carry their `arc`. Not paged: `limit` and `next` "
+        "are for the flat listing."
+    ),
     tags=_TAGS,
-    responses=answers({200: ("A page of your memories", json_content(MemoryPage))}),
+    responses=answers(
+        {
+            200: (
+                "A page of your memories; grouped by persona when asked",
+                {"application/json": {"model": MemoryPage | PersonaGroupsOut}},
+            )
+        }
+    ),
 )
 def list_memories(
     persona: Annotated[PersonaName | None, Query()] = None,
     status: Annotated[StatusFilter, Query()] = StatusFilter.ACTIVE,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     next: Annotated[str | None, Query(max_length=2048)] = None,
-) -> MemoryPage:
+    group: Annotated[Grouping | None, Query()] = None,
+) -> MemoryPage | PersonaGroupsOut:
+    wanted = None if status is StatusFilter.ALL else Status(status.value)
+    if group is Grouping.PERSONA:
+        if next is not None:
+            raise InvalidField("next", "does not apply: the grouped view is not paged")
+        groups = _persona_view().by_persona(_user(), status=wanted, persona=persona)
+        return PersonaGroupsOut(personas=[PersonaGroupOut.of(g) for g in groups])
     page = container().memories.list_memories(
-        _user(),
-        status=None if status is StatusFilter.ALL else Status(status.value),
-        persona=persona,
-        limit=limit,
-        cursor=next,
+        _user(), status=wanted, persona=persona, limit=limit, cursor=next
     )
     return MemoryPage(memories=[MemoryOut.of(m) for m in page.items], next=page.next_cursor)
+
+
+def _persona_view() -> PersonaView:
+    return container().persona_view
 
 
 @router.post(
@@ -173,12 +198,15 @@ def get_settings() -> SettingsOut:
 
 @router.put(
     "/v1/memory/settings",
-    summary="Switch memory on or off; set your note",
+    summary="Switch memory on or off; set your note; mute personas",
     tags=["settings"],
     responses=answers({200: ("Your settings, changed", json_content(SettingsOut))}),
 )
 def put_settings(body: SettingsUpdate) -> SettingsOut:
-    updated = container().memory_settings.update(_user(), enabled=body.enabled, note=body.note)
+    muted = None if body.muted_personas is None else frozenset(body.muted_personas)
+    updated = container().memory_settings.update(
+        _user(), enabled=body.enabled, note=body.note, muted_personas=muted
+    )
     return SettingsOut.of(updated)
 
 

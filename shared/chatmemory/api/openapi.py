@@ -11,12 +11,16 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
 
 import chatmemory
-from chatmemory.api import chat_routes, memories_routes, system_routes
+from chatmemory.api import chat_routes, memories_routes, rooms_routes, system_routes
+from chatmemory.api.identity import APP_SCOPE
 
 TITLE = "chatmemory"
 DESCRIPTION = (
     "A memory service for chat assistants and personas. Every route but /v1/health and "
-    "/v1/openapi.json needs `Authorization: Bearer <JWT>`; the user id is the token's `sub`."
+    "/v1/openapi.json needs `Authorization: Bearer <JWT>`. A user's token: the user id is "
+    f"its `sub`. The app credential (a token whose `scope` holds `{APP_SCOPE}`) acts for "
+    "the users of this deployment in the room routes and has no user of its own; a user's "
+    "token works in the room routes for that user's own private chat only."
 )
 
 
@@ -24,8 +28,8 @@ DESCRIPTION = (
 def whole_api() -> APIGatewayHttpResolver:
     """A resolver holding every route of every function (never used to answer requests)."""
     app = APIGatewayHttpResolver(enable_validation=True)
-    for router in (system_routes.router, memories_routes.router, chat_routes.router):
-        app.include_router(router)
+    for module in (system_routes, memories_routes, chat_routes, rooms_routes):
+        app.include_router(module.router)
     return app
 
 

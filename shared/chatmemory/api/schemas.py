@@ -23,6 +23,7 @@ from chatmemory.domain.memory import Memory
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.time import to_api
 from chatmemory.services.notices import NoticeView
+from chatmemory.services.persona_view import PersonaMemories
 
 PersonaName = Annotated[
     str, Field(min_length=1, max_length=rules.PERSONA_MAX, pattern=r"^[a-z0-9][a-z0-9_-]*$")
@@ -83,12 +84,23 @@ class MemoryCorrection(_Body):
     valid_until: Timestamp | None = None
 
 
+#: how many personas one user may mute (more than any app seats)
+MUTED_MAX = 64
+
+
 class SettingsUpdate(_Body):
     enabled: StrictBool | None = Field(
         default=None, description="false stops memory reads and writes at once."
     )
     note: Annotated[str, Field(max_length=rules.NOTE_MAX)] | None = Field(
         default=None, description="What every persona should know about you, ≤ 400 chars."
+    )
+    muted_personas: Annotated[list[PersonaName], Field(max_length=MUTED_MAX)] | None = Field(
+        default=None,
+        description="The personas that forget you (the whole list; [] unmutes them all): "
+        "they read and write nothing about you from the next request on; what they "
+        "remember stays until you delete it.",
+        examples=[["nolan"]],
     )
 
 
@@ -97,6 +109,12 @@ class StatusFilter(StrEnum):
     SUPERSEDED = "superseded"
     CLOSED = "closed"
     ALL = "all"
+
+
+class Grouping(StrEnum):
+    """How `GET /v1/memories` may group what it lists."""
+
+    PERSONA = "persona"
 
 
 class ChatRequest(_Body):
@@ -162,6 +180,41 @@ class MemoryPage(BaseModel):
     next: str | None
 
 
+class PersonaMemoryOut(MemoryOut):
+    arc: str | None = Field(
+        default=None,
+        description='When a closed or superseded memory was believed: "2026-07 → 2026-11".',
+    )
+
+
+class PersonaGroupOut(BaseModel):
+    persona: str
+    memories: list[PersonaMemoryOut] = Field(description="Newest first.")
+    chars_current: int = Field(
+        description="How full the block is this persona would build for you alone in a "
+        "private chat (what it holds of you now)."
+    )
+    chars_limit: int
+    meter: str = Field(description='"chars_current / chars_limit".')
+
+    @classmethod
+    def of(cls, group: PersonaMemories) -> PersonaGroupOut:
+        return cls(
+            persona=group.persona,
+            memories=[
+                PersonaMemoryOut(**MemoryOut.of(row.memory).model_dump(), arc=row.arc)
+                for row in group.rows
+            ],
+            chars_current=group.chars_current,
+            chars_limit=group.chars_limit,
+            meter=group.meter,
+        )
+
+
+class PersonaGroupsOut(BaseModel):
+    personas: list[PersonaGroupOut] = Field(description="By persona name.")
+
+
 class EventOut(BaseModel):
     op: str
     actor: str
@@ -187,10 +240,15 @@ class HistoryOut(BaseModel):
 class SettingsOut(BaseModel):
     enabled: bool
     note: str
+    muted_personas: list[str]
 
     @classmethod
     def of(cls, settings: MemorySettings) -> SettingsOut:
-        return cls(enabled=settings.enabled, note=settings.note)
+        return cls(
+            enabled=settings.enabled,
+            note=settings.note,
+            muted_personas=sorted(settings.muted_personas),
+        )
 
 
 class NoticeOut(BaseModel):

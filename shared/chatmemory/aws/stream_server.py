@@ -19,11 +19,9 @@ from http import HTTPStatus
 from typing import Any, Protocol
 
 from chatmemory.api.chat_stream import stream_chat
-from chatmemory.api.identity import InvalidToken
+from chatmemory.api.identity import Forbidden, InvalidToken, Unauthorized, user_id_from_claims
 from chatmemory.aws.jwks import JwksVerifier, KeysUnavailable
 from chatmemory.config import Container, Settings, use_container
-from chatmemory.domain import rules
-from chatmemory.domain.errors import InvalidField
 from chatmemory.telemetry import logger, metrics
 from chatmemory.web.handler import ContractRequestHandler
 from chatmemory.web.server import ThreadedServer
@@ -92,7 +90,7 @@ class _StreamHandler(ContractRequestHandler):
     def _chat(self, body: bytes) -> int:
         try:
             user_id = self._user_id()
-        except InvalidToken as exc:
+        except (InvalidToken, Unauthorized, Forbidden) as exc:  # the app credential has no user
             return self._refuse(exc)
         except KeysUnavailable:
             logger.warning("the issuer's keys could not be fetched")
@@ -112,15 +110,13 @@ class _StreamHandler(ContractRequestHandler):
         return self._stream(stream_chat(user_id, body, self.headers.get("Content-Type")))
 
     def _user_id(self) -> str:
-        """The verified token's `sub`; InvalidToken (or KeysUnavailable) otherwise."""
+        """The user the verified token names, by the same rule as the handlers;
+        InvalidToken (or KeysUnavailable) when it cannot be verified, Forbidden for the
+        app credential."""
         token = bearer_token(self.headers.get("Authorization"))
         if token is None:
             raise InvalidToken("MissingToken")
-        claims = self.verifier.verify(token)
-        try:
-            return rules.user_id(claims["sub"], "sub")
-        except InvalidField as exc:
-            raise InvalidToken("UnusableSubject") from exc
+        return user_id_from_claims(self.verifier.verify(token))
 
 
 class StreamServer(ThreadedServer):

@@ -112,11 +112,15 @@ def serve(args: argparse.Namespace) -> int:
 
 
 def token(args: argparse.Namespace) -> int:
+    """Print a user's token, or with --app the app credential (argparse makes it one)."""
     settings = _settings(args.state_dir, follow_server=True)
+    tokens, now = _tokens(settings), Container(settings).clock.now()
+    ttl = timedelta(hours=args.hours)
     try:
-        minted = _tokens(settings).issue(
-            args.user_id, Container(settings).clock.now(), ttl=timedelta(hours=args.hours)
-        )
+        if args.app is not None:
+            minted = tokens.issue_app(args.app, now, ttl=ttl)
+        else:
+            minted = tokens.issue(args.user_id, now, ttl=ttl)
     except InvalidField as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -132,6 +136,7 @@ def flush(args: argparse.Namespace) -> int:
     container = Container(settings)
     use_container(container)
     started = container.idle.sweep(now_or_never=True)
+    rooms = container.room_writes.sweep(now_or_never=True)
     # Purges a server queued but did not finish (it stopped, or a step failed) run here.
     purges = container.purge_sweep.sweep(now_or_never=True)
     jobs = container.jobs_run_here
@@ -140,7 +145,10 @@ def flush(args: argparse.Namespace) -> int:
     left = len(
         container.stores.tombstones.pending_purges(deleted_before=container.clock.now(), limit=100)
     )
-    print(f"ran {started} write pipeline run(s) and {purges} purge(s)", flush=True)
+    print(
+        f"ran {started} write pipeline run(s), {rooms} room write(s) and {purges} purge(s)",
+        flush=True,
+    )
     if left:
         print(f"{left} user(s) still have deletions waiting to be purged", file=sys.stderr)
         return 1
@@ -157,8 +165,16 @@ def build_parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument("--state-dir", help="folder for the SQLite file and the local secret")
     serve_cmd.set_defaults(run=serve)
 
-    token_cmd = commands.add_parser("token", help="print a bearer token for a user")
-    token_cmd.add_argument("user_id")
+    token_cmd = commands.add_parser(
+        "token", help="print a bearer token for a user, or the app credential (--app)"
+    )
+    whom = token_cmd.add_mutually_exclusive_group(required=True)
+    whom.add_argument("user_id", nargs="?", help="the user the token is for")
+    whom.add_argument(
+        "--app",
+        metavar="NAME",
+        help="the app credential instead: acts for this deployment's users in room calls",
+    )
     token_cmd.add_argument("--state-dir", help="the state folder the server uses")
     token_cmd.add_argument(
         "--hours", type=_hours, default=24 * 7, help="lifetime, up to a year (default 7 days)"

@@ -22,7 +22,7 @@ from typing import Any
 
 from chatmemory.api.chat_stream import stream_chat
 from chatmemory.api.errors import INTERNAL_ERROR
-from chatmemory.api.identity import InvalidToken, Unauthorized, user_id_from_claims
+from chatmemory.api.identity import Forbidden, InvalidToken, Unauthorized, user_id_from_claims
 from chatmemory.config import Container
 from chatmemory.local.gateway_events import build_event, parse_response
 from chatmemory.local.sam_template import HttpRoute, http_routes, load_template, match_route
@@ -179,7 +179,7 @@ class _RequestHandler(ContractRequestHandler):
         # which takes the user id from the token by the same rule as the handlers.
         try:
             user_id = user_id_from_claims(claims or {})
-        except Unauthorized as exc:
+        except (Unauthorized, Forbidden) as exc:  # no usable subject; the app credential
             return self._refuse(exc)
         return self._stream(stream_chat(user_id, body, self.headers.get("Content-Type")))
 

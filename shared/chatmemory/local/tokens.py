@@ -1,7 +1,9 @@
 """Local bearer tokens: HS256, signed with a secret kept in the state folder.
 
 In AWS the HTTP API's JWT authorizer verifies tokens from the real identity provider;
-locally the dev server plays that part with these.
+locally the dev server plays that part with these. A user's token names the user in
+`sub`; the app credential names the app in `sub` and `client_id` (as a Cognito
+client-credentials token does) and carries the rooms scope, signed the same way.
 """
 
 from __future__ import annotations
@@ -14,7 +16,7 @@ from typing import Any
 
 import jwt
 
-from chatmemory.api.identity import InvalidToken
+from chatmemory.api.identity import APP_SCOPE, InvalidToken
 from chatmemory.domain import rules
 
 ISSUER = "chatmemory-local"
@@ -45,9 +47,18 @@ class LocalTokens:
         self._secret = secret
 
     def issue(self, user_id: str, now: datetime, ttl: timedelta = DEFAULT_TTL) -> str:
+        """A user's token: `sub` is the user id."""
         rules.user_id(user_id)
-        claims = {"sub": user_id, "iss": ISSUER, "aud": AUDIENCE, "iat": now, "exp": now + ttl}
-        return jwt.encode(claims, self._secret, algorithm="HS256")
+        return self._signed({"sub": user_id}, now, ttl)
+
+    def issue_app(self, app: str, now: datetime, ttl: timedelta = DEFAULT_TTL) -> str:
+        """The app credential: acts for this deployment's users in room calls."""
+        rules.user_id(app, "app")
+        return self._signed({"sub": app, "client_id": app, "scope": APP_SCOPE}, now, ttl)
+
+    def _signed(self, claims: dict[str, Any], now: datetime, ttl: timedelta) -> str:
+        stamped = {**claims, "iss": ISSUER, "aud": AUDIENCE, "iat": now, "exp": now + ttl}
+        return jwt.encode(stamped, self._secret, algorithm="HS256")
 
     def verify(self, token: str) -> dict[str, Any]:
         """The claims of a valid token; InvalidToken otherwise (alg must be HS256)."""
