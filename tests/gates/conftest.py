@@ -67,7 +67,7 @@ def world(
         product_log.addHandler(problems)
         server = LocalServer("127.0.0.1", 0, LocalGateway(ROOT, tokens))
         server.start()
-        api = Api(server.url, tokens.issue)
+        api = Api(server.url, tokens.issue, tokens.issue_app)
         try:
             yield GateWorld(api=api, clock=clock, container=container, problems=problems)
         finally:

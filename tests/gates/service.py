@@ -32,6 +32,9 @@ from chatmemory.ports.vector_index import VectorIndex
 from tests.gates.recording import Recorder, RecordingIndex, recording_stores
 
 ROOT = Path(__file__).resolve().parents[2]
+#: `Api.call(APP, …)` calls with the app credential rather than a user's token (a user id
+#: cannot hold this control character)
+APP = "\x00app"
 #: the pause between two chat turns of one user (the clock moves; nothing sleeps)
 BETWEEN_TURNS = timedelta(seconds=20)
 
@@ -84,9 +87,10 @@ class Api:
     stalls ~40 ms a request on delayed ACKs, which would make 2,000 requests slow.
     """
 
-    def __init__(self, url: str, issue: Any) -> None:
+    def __init__(self, url: str, issue: Any, issue_app: Any = None) -> None:
         self._url = url
         self._issue = issue
+        self._issue_app = issue_app
         self._tokens: dict[str, str] = {}
         self._lock = threading.Lock()
         self.requests = 0
@@ -96,13 +100,21 @@ class Api:
             self._tokens[user_id] = self._issue(user_id, datetime.now(UTC))
         return self._tokens[user_id]
 
+    def app_token(self) -> str:
+        """The app credential (the app's backend driving the rooms)."""
+        if APP not in self._tokens:
+            self._tokens[APP] = self._issue_app("gate-app", datetime.now(UTC))
+        return self._tokens[APP]
+
     def call(
         self, user_id: str, method: str, path: str, body: Any = None, *, stream: bool = False
     ) -> Answer:
+        """A call with `user_id`'s own token (`APP`: with the app credential)."""
         data = json.dumps(body).encode() if body is not None else None
         request = Request(self._url + path, data=data, method=method)  # noqa: S310 - local
         request.add_header("Content-Type", "application/json")
-        request.add_header("Authorization", f"Bearer {self.token(user_id)}")
+        token = self.app_token() if user_id == APP else self.token(user_id)
+        request.add_header("Authorization", f"Bearer {token}")
         if stream:
             request.add_header("Accept", "text/event-stream")
         with self._lock:
@@ -243,6 +255,7 @@ class GateWorld:
         self.jobs.run_due()
         self.jobs.run_pending()
         self.container.idle.sweep(now_or_never=True)
+        self.container.room_writes.sweep(now_or_never=True)
         self.jobs.run_pending()
 
     def next_day(self) -> None:
