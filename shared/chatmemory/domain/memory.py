@@ -173,6 +173,12 @@ class Memory:
     def is_about_user(self) -> bool:
         return self.subject == f"u:{self.user_id}"
 
+    @property
+    def held_by_persona(self) -> bool:
+        """No user's row: a world fact, or the persona's own note with no one. It lives in
+        the persona's partition; anything about (or with) a user lives in that user's."""
+        return self.subject == "world" or (self.subject == "self" and self.counterpart is None)
+
     # ---- transitions: each returns a new row; nothing is overwritten in place -------------
 
     def superseded_by(self, replacement: Memory) -> Memory:
@@ -246,6 +252,20 @@ def _enum(field_name: str, enum: type[_E], value: object) -> _E:
     except ValueError as exc:
         allowed = ", ".join(member.value for member in enum)
         raise InvalidField(field_name, f"must be one of: {allowed}") from exc
+
+
+def check_persona_row(memory: Memory, persona: str | None = None) -> None:
+    """InvalidField unless the row is the persona's alone: a world fact, or its own note
+    with no counterpart, kept under the persona's slug. Anything about (or with) a user
+    belongs in that user's partition, where their delete reaches it."""
+    if memory.subject not in ("world", "self"):
+        raise InvalidField("subject", "a row about a user is kept in that user's partition")
+    if memory.counterpart is not None:
+        raise InvalidField("counterpart", "a row with a counterpart is kept in theirs")
+    if memory.user_id != memory.persona:
+        raise InvalidField("user_id", "a persona's own row is kept under the persona's slug")
+    if persona is not None and memory.persona != persona:
+        raise InvalidField("persona", "does not match the persona named")
 
 
 def versions_to_forget(memories: Sequence[Memory], memory_id: str) -> list[str]:

@@ -72,3 +72,16 @@ def unpack_rows(blob: bytes) -> npt.NDArray[np.float32]:
     if not rows:
         raise InvalidField("embedding", "is not a packed vector")
     return np.stack(rows)
+
+
+def said_vector(blob: bytes) -> npt.NDArray[np.float32]:
+    """What a memory says, from its packed vectors (the first; the rest are its uses)."""
+    first: npt.NDArray[np.float32] = unpack_rows(blob)[0]
+    return first
+
+
+def cosine(a: npt.ArrayLike, b: npt.ArrayLike) -> float:
+    """Cosine similarity; 0 when either vector has no direction."""
+    left, right = np.asarray(a, dtype=np.float32), np.asarray(b, dtype=np.float32)
+    norm = float(np.linalg.norm(left) * np.linalg.norm(right))
+    return float(np.dot(left, right) / norm) if norm else 0.0

@@ -310,11 +310,11 @@ class RoomWrites:
                 fresh[memory.memory_id] = np.asarray(row, dtype=np.float32)
         for memory in same_scope:
             row_vector = (
-                vectors.unpack_rows(memory.embedding)[0]
+                vectors.said_vector(memory.embedding)
                 if memory.embedding is not None
                 else fresh[memory.memory_id]
             )
-            scored.append((_cosine(vector, row_vector), memory))
+            scored.append((vectors.cosine(vector, row_vector), memory))
         scored.sort(key=lambda pair: pair[0], reverse=True)
         chosen = {m.memory_id: m for score, m in scored[:NEIGHBOURS] if score >= NEIGHBOUR_FLOOR}
         if candidate.key:
@@ -361,7 +361,7 @@ class RoomWrites:
 
     def _apply(self, new: Memory, case: RoutingCase, resolved: Resolved) -> Memory | None:
         try:
-            if _home_of(new).persona_held:
+            if new.held_by_persona:
                 return self._apply_held(new, resolved)
             return self._apply_to_user(new, case, resolved)
         except (ConcurrentChange, MemoryNotFound, MemoryDisabled):
@@ -416,7 +416,7 @@ class RoomWrites:
         """One notice per person per persona per quiet spell: a chatty evening is one toast."""
         by_user: dict[str, list[Memory]] = {}
         for memory in written:
-            if memory.status is Status.ACTIVE and not _home_of(memory).persona_held:
+            if memory.status is Status.ACTIVE and not memory.held_by_persona:
                 by_user.setdefault(memory.user_id, []).append(memory)
         for user, rows in sorted(by_user.items()):
             name = f"notice:room:{room.room_id}:{persona}:{upto_seq}:{user}"
@@ -442,12 +442,6 @@ class RoomWrites:
 def _home(candidate: Candidate, persona: str) -> _Home:
     user = whom_about(candidate)
     return _Home(user, persona_held=False) if user else _Home(persona, persona_held=True)
-
-
-def _home_of(memory: Memory) -> _Home:
-    if memory.subject == "world" or (memory.subject == "self" and memory.counterpart is None):
-        return _Home(memory.persona, persona_held=True)
-    return _Home(memory.user_id, persona_held=False)
 
 
 def _transcript(
@@ -479,8 +473,3 @@ def _known_line(memory: Memory) -> str:
     if memory.subject == "self":
         scope = f"self, with {memory.counterpart}" if memory.counterpart else "self"
     return f"{scope}: {memory.text}"
-
-
-def _cosine(a: npt.NDArray[np.float32], b: npt.NDArray[np.float32]) -> float:
-    norm = float(np.linalg.norm(a) * np.linalg.norm(b))
-    return float(np.dot(a, b) / norm) if norm else 0.0

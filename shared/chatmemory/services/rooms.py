@@ -15,8 +15,6 @@ import logging
 from collections.abc import Callable, Sequence
 from datetime import datetime
 
-import numpy as np
-
 from chatmemory.domain import vectors
 from chatmemory.domain.audience import V1_GROUPS_LOAD_WORLD_ONLY, visible_memories
 from chatmemory.domain.errors import InvalidField, RoomNotFound
@@ -147,7 +145,7 @@ class RoomBlocks:
         try:
             if not isinstance(self._embedder, Embedder):
                 self._embedder = self._embedder()
-            said = np.asarray(self._embedder.embed([opener[0].text])[0], dtype=np.float32)
+            said = self._embedder.embed([opener[0].text])[0]
             fresh = [m for m in rows if m.embedding is None]
             embedded = dict(
                 zip(
@@ -156,15 +154,15 @@ class RoomBlocks:
                     strict=True,
                 )
             )
-            scores: dict[str, float] = {}
-            for memory in rows:
-                row = (
-                    vectors.unpack_rows(memory.embedding)[0]
+            scores = {
+                memory.memory_id: vectors.cosine(
+                    said,
+                    vectors.said_vector(memory.embedding)
                     if memory.embedding is not None
-                    else np.asarray(embedded[memory.memory_id], dtype=np.float32)
+                    else embedded[memory.memory_id],
                 )
-                norm = float(np.linalg.norm(said) * np.linalg.norm(row))
-                scores[memory.memory_id] = float(np.dot(said, row) / norm) if norm else 0.0
+                for memory in rows
+            }
         except Exception as exc:
             log.warning("block relevance unavailable", extra={"error_type": type(exc).__name__})
             return None

@@ -29,6 +29,7 @@ from chatmemory.adapters.dynamodb.table import (
     all_of,
     check_owner,
     chunks,
+    strike_witness,
     unexpired,
     unique,
 )
@@ -402,22 +403,9 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
             if marker is None:
                 return
             # Every status, hidden rows too: a row waiting for its purge keeps no id either.
-            rows = cls.query(
-                keys.pk(owner),
-                cls.sk.startswith(keys.MEMORY_PREFIX),
-                filter_condition=cls.witnessed.contains(witness),
-                consistent_read=True,
+            changed += strike_witness(
+                self._table, cls, keys.pk(owner), witness, partial(self._key, owner)
             )
-            for row in rows:
-                # Guarded on the list as read, so two users leaving at once never put each
-                # other back, and a purged row is never written again.
-                kept = [w for w in row.witnessed if w != witness]
-                guard = cls.witnessed == list(row.witnessed)
-                rewrite = (cls.witnessed.set(kept),)
-                self._table.commit(
-                    [Write("update", self._key(owner, row.memory_id), guard, rewrite)]
-                )
-                changed += 1
             self._table.commit([Write("delete", marker_key, saw.writes == marker.writes)])
 
         self._table.optimistic(sweep, what="a witness was dropped", changing="the rows")

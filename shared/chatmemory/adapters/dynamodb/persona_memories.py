@@ -26,11 +26,13 @@ from chatmemory.adapters.dynamodb.table import (
     Write,
     all_of,
     chunks,
+    strike_witness,
     unexpired,
     unique,
 )
 from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFound
 from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import check_persona_row as domain_check_persona_row
 from chatmemory.ports.persona_memories import PersonaMemoryStore
 
 
@@ -187,22 +189,9 @@ class DynamoPersonaMemoryStore(PersonaMemoryStore):
             marker = self._table.get(witness, user_id, keys.witness_sk(persona))
             if marker is None:
                 return
-            rows = cls.query(
-                keys.persona_pk(persona),
-                cls.sk.startswith(keys.MEMORY_PREFIX),
-                filter_condition=cls.witnessed.contains(user_id),
-                consistent_read=True,
+            changed += strike_witness(
+                self._table, cls, keys.persona_pk(persona), user_id, partial(self._key, persona)
             )
-            for row in rows:
-                # Guarded on the list as read, so two users leaving at once never put
-                # each other back.
-                kept = [w for w in row.witnessed if w != user_id]
-                rewrite = (cls.witnessed.set(kept),)
-                guard = cls.witnessed == list(row.witnessed)
-                self._table.commit(
-                    [Write("update", self._key(persona, row.memory_id), guard, rewrite)]
-                )
-                changed += 1
             self._table.commit([Write("delete", marker_key, witness.memory_id == marker.memory_id)])
 
         self._table.optimistic(sweep, what="a witness was dropped", changing="the persona's rows")
@@ -210,16 +199,8 @@ class DynamoPersonaMemoryStore(PersonaMemoryStore):
 
 
 def check_persona_row(memory: Memory, persona: str | None = None) -> None:
-    """InvalidField unless the row is the persona's alone: a world fact, or its own note
-    with no counterpart, kept under the persona's slug. Anything about (or with) a user
-    belongs in that user's partition, where their delete reaches it."""
-    if memory.subject not in ("world", "self"):
-        raise InvalidField("subject", "a row about a user is kept in that user's partition")
-    if memory.counterpart is not None:
-        raise InvalidField("counterpart", "a row with a counterpart is kept in theirs")
-    if memory.user_id != memory.persona:
-        raise InvalidField("user_id", "a persona's own row is kept under the persona's slug")
-    if persona is not None and memory.persona != persona:
-        raise InvalidField("persona", "does not match the persona named")
+    """The domain's rule, and one more of this table: the row and a marker per witness
+    must fit one transaction."""
+    domain_check_persona_row(memory, persona)
     if len(unique(memory.witnessed)) + 2 > TRANSACTION_MAX:
         raise InvalidField("witnessed", "too many to store in one atomic write")

@@ -26,7 +26,7 @@ from pynamodb.models import Model
 from pynamodb.transactions import TransactWrite
 
 from chatmemory.adapters.dynamodb import keys
-from chatmemory.adapters.dynamodb.items import BoundItems, TombstoneItem
+from chatmemory.adapters.dynamodb.items import BoundItems, MemoryItem, TombstoneItem
 from chatmemory.domain.errors import ConcurrentChange, InvalidField
 from chatmemory.domain.time import epoch_seconds, to_storage
 from chatmemory.ports.clock import Clock
@@ -205,6 +205,28 @@ class Table:
         # PynamoDB types attributes as always set; this one is optional in the table.
         forgotten = cast("datetime | None", state.forgotten_before)
         return None if forgotten is None else to_storage(forgotten)
+
+
+def strike_witness(
+    table: Table, cls: type[MemoryItem], pk: str, witness: str, key_of: Callable[[str], Model]
+) -> int:
+    """Take `witness` out of the `witnessed` list of every memory item in partition `pk`
+    that lists them (any status, hidden ones too); how many changed. Each rewrite is
+    guarded on the list as read, so two witnesses dropped at once never put each other
+    back, and a purged row is never written again (LostRace: go round again)."""
+    changed = 0
+    rows = cls.query(
+        pk,
+        cls.sk.startswith(keys.MEMORY_PREFIX),
+        filter_condition=cls.witnessed.contains(witness),
+        consistent_read=True,
+    )
+    for row in rows:
+        kept = [w for w in row.witnessed if w != witness]
+        guard = cls.witnessed == list(row.witnessed)
+        table.commit([Write("update", key_of(row.memory_id), guard, (cls.witnessed.set(kept),))])
+        changed += 1
+    return changed
 
 
 def _lost_race(exc: PynamoDBException) -> bool:

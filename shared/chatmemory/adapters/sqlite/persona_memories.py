@@ -15,7 +15,7 @@ from chatmemory.adapters.sqlite.rows import (
     opt_time,
 )
 from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFound
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import Memory, Status, check_persona_row
 from chatmemory.domain.time import to_storage
 from chatmemory.ports.persona_memories import PersonaMemoryStore
 
@@ -103,20 +103,6 @@ class SqlitePersonaMemoryStore(PersonaMemoryStore):
                 (user_id, user_id),
             )
         return cursor.rowcount
-
-
-def check_persona_row(memory: Memory, persona: str | None = None) -> None:
-    """InvalidField unless the row is the persona's alone: a world fact, or its own note
-    with no counterpart, kept under the persona's slug. Anything about (or with) a user
-    belongs in that user's partition, where their delete reaches it."""
-    if memory.subject not in ("world", "self"):
-        raise InvalidField("subject", "a row about a user is kept in that user's partition")
-    if memory.counterpart is not None:
-        raise InvalidField("counterpart", "a row with a counterpart is kept in theirs")
-    if memory.user_id != memory.persona:
-        raise InvalidField("user_id", "a persona's own row is kept under the persona's slug")
-    if persona is not None and memory.persona != persona:
-        raise InvalidField("persona", "does not match the persona named")
 
 
 def _active(conn: sqlite3.Connection, now: str, persona: str, memory_id: str) -> Memory:
