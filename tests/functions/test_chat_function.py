@@ -2,36 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from chatmemory.adapters.clock import ManualClock
-from chatmemory.adapters.offline_model import LABEL, OfflineModel
+from chatmemory.adapters.offline_model import LABEL
 from chatmemory.config import Container, Settings, use_container
-from chatmemory.domain.errors import ModelUnavailable
-from chatmemory.domain.prompt import RenderedPrompt
-from chatmemory.ports.model import Model, ReplyDelta, ReplyDone, ToolRunner, ToolSpec
-from tests.support.functions import invoke, load_handler, sample_event
-
-
-class BrokenModel(OfflineModel):
-    def reply(
-        self, prompt: RenderedPrompt, tools: Sequence[ToolSpec], run_tool: ToolRunner
-    ) -> Iterator[ReplyDelta | ReplyDone]:
-        raise ModelUnavailable("overloaded")
-        yield  # pragma: no cover - makes this a generator
-
-
-class Wired(Container):
-    """The container as config builds it, with a model swapped in where a test needs one."""
-
-    def __init__(self, settings: Settings, clock: ManualClock, model: Model | None = None) -> None:
-        super().__init__(settings, clock)
-        if model is not None:
-            self.__dict__["model"] = model  # what cached_property would have stored
+from tests.support.functions import BrokenModel, Wired, invoke, load_handler, sample_event
 
 
 @pytest.fixture

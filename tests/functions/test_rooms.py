@@ -6,7 +6,7 @@ else may call what is pinned in tests/security/test_app_credential.py.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator
 from datetime import timedelta
 from pathlib import Path
 from typing import Any
@@ -14,36 +14,25 @@ from typing import Any
 import pytest
 
 from chatmemory.adapters.clock import ManualClock
-from chatmemory.adapters.offline_model import LABEL, OfflineModel
+from chatmemory.adapters.offline_model import LABEL
 from chatmemory.api.identity import APP_SCOPE
 from chatmemory.config import Container, Settings, use_container
-from chatmemory.domain.errors import ModelUnavailable
-from chatmemory.domain.prompt import RenderedPrompt
 from chatmemory.local.sam_template import http_routes, load_template
-from chatmemory.ports.model import Model, ReplyDelta, ReplyDone, ToolRunner, ToolSpec
 from chatmemory.services.memories import NewMemory
-from tests.support.functions import EVENTS, ROOT, Reply, invoke, load_handler, sample_event
+from tests.support.functions import (
+    EVENTS,
+    ROOT,
+    BrokenModel,
+    Reply,
+    Wired,
+    invoke,
+    load_handler,
+    sample_event,
+)
 
 ROOM = "room_book_club"  # the samples' room: a group with Warren and Nolan, Dan in it
 APP = "4f1c2b3a5d6e7f8091a2b3c4d5"  # the samples' app client id (its `sub` too)
 DAN, CARA = "dan", "cara"
-
-
-class BrokenModel(OfflineModel):
-    def reply(
-        self, prompt: RenderedPrompt, tools: Sequence[ToolSpec], run_tool: ToolRunner
-    ) -> Iterator[ReplyDelta | ReplyDone]:
-        raise ModelUnavailable("overloaded")
-        yield  # pragma: no cover - makes this a generator
-
-
-class Wired(Container):
-    """The container as config builds it, with a model swapped in where a test needs one."""
-
-    def __init__(self, settings: Settings, clock: ManualClock, model: Model | None = None) -> None:
-        super().__init__(settings, clock)
-        if model is not None:
-            self.__dict__["model"] = model  # what cached_property would have stored
 
 
 @pytest.fixture

@@ -6,14 +6,38 @@ import copy
 import importlib.util
 import json
 import sys
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from chatmemory.adapters.clock import ManualClock
+from chatmemory.adapters.offline_model import OfflineModel
+from chatmemory.config import Container, Settings
+from chatmemory.domain.errors import ModelUnavailable
+from chatmemory.domain.prompt import RenderedPrompt
 from chatmemory.local.server import LocalLambdaContext
+from chatmemory.ports.model import Model, ReplyDelta, ReplyDone, ToolRunner, ToolSpec
 
 ROOT = Path(__file__).resolve().parents[2]
 EVENTS = ROOT / "events"
+
+
+class BrokenModel(OfflineModel):
+    def reply(
+        self, prompt: RenderedPrompt, tools: Sequence[ToolSpec], run_tool: ToolRunner
+    ) -> Iterator[ReplyDelta | ReplyDone]:
+        raise ModelUnavailable("overloaded")
+        yield  # pragma: no cover - makes this a generator
+
+
+class Wired(Container):
+    """The container as config builds it, with a model swapped in where a test needs one."""
+
+    def __init__(self, settings: Settings, clock: ManualClock, model: Model | None = None) -> None:
+        super().__init__(settings, clock)
+        if model is not None:
+            self.__dict__["model"] = model  # what cached_property would have stored
 
 
 def load_handler(function_folder: str) -> Any:
