@@ -13,7 +13,12 @@ import pytest
 from moto import mock_aws
 
 from chatmemory.adapters.clock import ManualClock
-from chatmemory.adapters.sqs_jobs import MAX_DELAY_SECONDS, SqsJobs, parse_idle_check
+from chatmemory.adapters.sqs_jobs import (
+    MAX_DELAY_SECONDS,
+    SqsJobs,
+    parse_idle_check,
+    parse_room_quiet,
+)
 
 REGION = "eu-west-1"
 
@@ -131,3 +136,25 @@ def test_without_an_idle_queue_the_timer_is_skipped_loudly_not_fatally(
 def test_a_body_that_is_no_idle_check_is_refused(body: str) -> None:
     with pytest.raises(ValueError, match="idle check"):
         parse_idle_check(body)
+
+
+def test_a_rooms_quiet_timer_is_a_delayed_message_naming_the_room_only(
+    jobs: SqsJobs, sqs: Any, idle_queue: str, clock: ManualClock, sent: list[dict[str, Any]]
+) -> None:
+    # When a room's quiet timer is armed for ten minutes from now, and another for now
+    jobs.room_quiet_later("room_book_club", clock.now() + timedelta(minutes=10))
+    jobs.room_quiet_later("room_dan", clock.now())
+
+    # Then each is a message on the idle queue, delayed until due, naming its room only
+    assert [call["DelaySeconds"] for call in sent] == [600, 0]
+    (message,) = receive(sqs, idle_queue)
+    assert json.loads(message["Body"]) == {"type": "room_quiet", "room_id": "room_dan"}
+    assert parse_room_quiet(message["Body"]) == "room_dan"
+
+
+def test_the_idle_queue_tells_a_rooms_check_from_a_conversations() -> None:
+    conversation = json.dumps({"user_id": "user-123", "conversation_id": "conv_1"})
+
+    assert parse_room_quiet(conversation) is None
+    with pytest.raises(ValueError, match="names its room"):
+        parse_room_quiet(json.dumps({"type": "room_quiet", "room_id": ""}))

@@ -19,8 +19,10 @@ import pytest
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.stepfunctions_starter import execution_name
 from chatmemory.config import Container, Settings, use_container
+from chatmemory.domain.rooms import NewRoomMessage, RoomKind
 from chatmemory.local.server import LocalLambdaContext
 from chatmemory.ports.memories import MemoryQuery
+from chatmemory.services.room_service import NewRoom
 from tests.pipeline.conftest import REGION, USER, Pipeline, say
 from tests.support.functions import load_handler
 
@@ -189,3 +191,37 @@ def test_a_message_that_is_no_check_fails_alone(
     # Then only the malformed one goes back to the queue (and, in time, the DLQ)
     assert failed == [event["Records"][1]["messageId"]]
     assert len(pipeline.executions()) == 1
+
+
+def _room_with_a_line(container: Container, text: str) -> str:
+    room = container.rooms.open(NewRoom(kind=RoomKind.PRIVATE, personas=["warren"], members=[USER]))
+    container.rooms.post(room.room_id, [NewRoomMessage(f"u:{USER}", text)])
+    return room.room_id
+
+
+def test_a_quiet_rooms_check_runs_each_seated_personas_write(
+    handler: Any, container: Container, clock: ManualClock
+) -> None:
+    # Given a private room whose last line was said longer ago than the quiet period
+    room_id = _room_with_a_line(container, "I live in Pune.")
+    clock.advance(IDLE + timedelta(seconds=1))
+
+    # When its quiet check arrives on the idle queue
+    failed = invoke(handler, sqs_event(json.dumps({"type": "room_quiet", "room_id": room_id})))
+
+    # Then Warren learned it, in the user's partition
+    assert failed == []
+    rows = container.stores.memories.iter_memories(USER, MemoryQuery(persona="warren"))
+    assert [m.text for m in rows] == ["Lives in Pune."]
+
+
+def test_a_rooms_check_that_comes_early_writes_nothing(
+    handler: Any, container: Container, clock: ManualClock
+) -> None:
+    room_id = _room_with_a_line(container, "I live in Pune.")
+    clock.advance(IDLE - timedelta(seconds=5))  # a newer line re-armed the timer
+
+    failed = invoke(handler, sqs_event(json.dumps({"type": "room_quiet", "room_id": room_id})))
+
+    assert failed == []
+    assert list(container.stores.memories.iter_memories(USER, MemoryQuery())) == []

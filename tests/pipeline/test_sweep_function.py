@@ -11,9 +11,11 @@ import pytest
 
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.config import Container, Settings, use_container
+from chatmemory.domain.rooms import NewRoomMessage, RoomKind
 from chatmemory.local.server import LocalLambdaContext
 from chatmemory.ports.memories import MemoryQuery
 from chatmemory.services.memories import NewMemory
+from chatmemory.services.room_service import NewRoom
 from tests.pipeline.conftest import REGION, USER, Pipeline, say
 from tests.support.functions import load_handler
 
@@ -123,3 +125,24 @@ def test_the_sweep_purges_deletions_whose_purge_never_started(
     (started,) = purge_pipeline.executions()
     assert purge_pipeline.wait(started["executionArn"]).status == "SUCCEEDED"
     assert container.stores.tombstones.list_tombstones(USER, unpurged_only=True) == []
+
+
+def test_the_sweep_hands_a_quiet_room_left_unread_back_to_its_quiet_check(
+    handler: Any, container: Container, clock: ManualClock
+) -> None:
+    # Given a room whose quiet timer was lost
+    room = container.rooms.open(NewRoom(kind=RoomKind.PRIVATE, personas=["warren"], members=[USER]))
+    container.rooms.post(room.room_id, [NewRoomMessage(f"u:{USER}", "I live in Pune.")])
+    jobs = container.jobs_run_here
+    assert jobs is not None
+    jobs._timers.clear()  # type: ignore[attr-defined]
+    clock.advance(timedelta(hours=1))
+
+    # When the daily sweep runs, and the check it armed comes due
+    result = sweep(handler)
+    jobs.run_due()  # type: ignore[attr-defined]
+
+    # Then the room was handed back once, and its write ran there
+    assert result["rooms"] == 1
+    rows = container.stores.memories.iter_memories(USER, MemoryQuery(persona="warren"))
+    assert [m.text for m in rows] == ["Lives in Pune."]

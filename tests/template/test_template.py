@@ -278,6 +278,7 @@ FUNCTIONS = (
     "MemoriesFunction",
     "ExtractFunction",
     "RouteFunction",
+    "IdleFunction",  # a quiet room's writes index what they learn about people
     "PurgeVectorsFunction",
 )
 

@@ -167,6 +167,10 @@ class RoomService:
         self._arm_quiet_timer(room_id, now)
         return RoomTurn(message=stored[0], block=block, usage=done.usage, model=self._model.name)
 
+    def check_soon(self, room_id: str) -> None:
+        """Ask for the room's quiet check now (the daily sweep hands a lost timer back)."""
+        self._jobs.room_quiet_later(room_id, self._clock.now())
+
     # ---- helpers --------------------------------------------------------------------
 
     def _block_or_none(self, room_id: str, persona: str) -> PersonaBlock | None:

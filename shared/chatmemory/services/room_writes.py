@@ -145,10 +145,24 @@ class RoomWrites:
                 )
         return ran
 
-    def sweep(self, *, now_or_never: bool = False, batch: int = 100) -> int:
+    def sweep(
+        self,
+        *,
+        now_or_never: bool = False,
+        batch: int = 100,
+        hand_off: Callable[[str], None] | None = None,
+    ) -> int:
         """Write for every quiet room some persona has not read to the end (a lost timer,
-        a failed write); how many personas wrote."""
+        a failed write); how many personas wrote — or, with `hand_off`, pass each room on
+        (on AWS: its quiet check goes back on the queue, so the writes run where the model
+        is, in parallel) and return how many rooms were handed off. A handed-off room stays
+        listed until its write ran, so one sweep hands off at most `batch` rooms."""
         cutoff = self._clock.now() - (timedelta(0) if now_or_never else self.quiet_after)
+        if hand_off is not None:
+            rooms = self._stores.rooms.quiet_rooms(said_before=cutoff, limit=batch)
+            for room_id in rooms:
+                hand_off(room_id)
+            return len(rooms)
         ran = 0
         seen: set[str] = set()
         while True:
