@@ -13,8 +13,9 @@ How each method counts (ARCHITECTURE.md: "Temporary chats read and write nothing
   memories), and a vector search.
 - MEMORY_WRITE: anything that changes it — memory rows, a persona's own rows, use
   counts, tombstones, purges, "forget everything" (and taking the user out of the
-  witnessed lists), runs, the profile, events, notices, the settings, a persona's room
-  block, and the index's upserts and removals.
+  witnessed lists, and their lines out of the room transcripts), runs, the profile,
+  events, notices, the settings, a persona's room block, and the index's upserts and
+  removals.
 - DELETION_CHECK: reading tombstones (and the "forget everything" watermark). They hold
   ids and times, never words, and the read path reads them only to withhold text (a
   summary that may still hold a deleted fact), so a chat that must not read memory may
@@ -117,6 +118,8 @@ STORE_ACCESS: dict[str, Access] = {
     # "forget everything": the user leaves the witnessed lists, of a persona's own rows
     # and of other users' rows alike (`PersonaMemoryStore` and `MemoryStore` share the name)
     "drop_witness": Access.MEMORY_WRITE,
+    # and their own lines leave every room's transcript (noted for the user)
+    "forget_speaker": Access.MEMORY_WRITE,
     # deletions: ids and times only, read to withhold text
     "get_tombstone": Access.DELETION_CHECK,
     "list_tombstones": Access.DELETION_CHECK,

@@ -12,6 +12,10 @@ from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.time import require_utc
 
+# What a room line reads as once the user who said it forgot everything: their words
+# are gone, the line's seq, speaker and time stay, so the transcript's numbering holds.
+FORGOTTEN_LINE = "(deleted by its author)"
+
 
 class RoomKind(StrEnum):
     """A private chat (one human with personas) or a group."""

@@ -52,6 +52,15 @@ class RoomStore(ABC):
         recent of that range. Empty for a room that does not exist."""
 
     @abstractmethod
+    def forget_speaker(self, user_id: str) -> int:
+        """Replace the text of every room line this user said (speaker `u:<user_id>`), in
+        every room, with `FORGOTTEN_LINE`, keeping seq, speaker and time so the
+        transcript's numbering and cursors stay whole; how many lines changed. Idempotent.
+
+        For "forget everything": the user's words leave every transcript they were said in.
+        """
+
+    @abstractmethod
     def put_block(self, room_id: str, version: int, block: PersonaBlock, at: datetime) -> None:
         """Keep the persona's block as built for the room's members at `version`
         (replacing any older one), so every turn until the next join or leave sends the

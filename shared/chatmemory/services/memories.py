@@ -380,6 +380,7 @@ class MemoryService:
         self._deletions.forget_everything(user_id, now)
         self._stores.persona_memories.drop_witness(user_id)
         self._stores.memories.drop_witness(user_id)
+        self._stores.rooms.forget_speaker(user_id)
         batch: list[Tombstone] = []
         events: list[MemoryEvent] = []
         for memory in everything:

@@ -1,12 +1,15 @@
 """The room store contract, on both backends: the room and its members, the transcript's
 sequence numbers and windows, each persona's stored block and extraction cursor, the
-daily sweep's listing of quiet rooms, and rooms kept apart from one another."""
+daily sweep's listing of quiet rooms, rooms kept apart from one another, and a user's
+lines forgotten in every room."""
 
 from __future__ import annotations
 
+import dataclasses
 import sys
 import threading
 import uuid
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -14,11 +17,14 @@ import pytest
 
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.domain.errors import ConcurrentChange, RoomNotFound
+from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.persona_block import PersonaBlock
-from chatmemory.domain.rooms import NewRoomMessage, Room, RoomKind
+from chatmemory.domain.rooms import FORGOTTEN_LINE, NewRoomMessage, Room, RoomKind, RoomMessage
 from chatmemory.domain.rules import MESSAGE_MAX
 from chatmemory.ports.stores import Stores
-from tests.contract.stores.common import ALICE, BOB, CAROL, concurrently
+from tests.contract.stores.common import ALICE, BOB, CAROL, EVERY_STATUS, all_ids, concurrently
+from tests.support import builders
+from tests.support.stored import nothing_stored_for
 
 WARREN = "warren"
 MIRA = "mira"
@@ -528,3 +534,191 @@ def test_one_rooms_messages_blocks_and_cursors_never_show_through_another(
     )
     assert (first.room_id, first.seq) == (quiet.room_id, 1)
     assert [m.seq for m in stores.rooms.list_room_messages(busy.room_id)] == [1, 2]
+
+
+# ---- a user's lines forgotten ----------------------------------------------------------------
+
+ROUNDS = 20  # races run per concurrency test: each is a chance to land in the gap
+
+
+def lines_of(stores: Stores, room: Room) -> list[RoomMessage]:
+    return stores.rooms.list_room_messages(room.room_id)
+
+
+def forgotten(message: RoomMessage) -> RoomMessage:
+    """The line as it reads once its speaker forgot everything."""
+    return dataclasses.replace(message, text=FORGOTTEN_LINE)
+
+
+def test_forget_speaker_replaces_the_users_lines_in_every_room_and_only_theirs(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given two rooms where Alice spoke among Bob and the personas (she has since left
+    # the second), and each persona's cursor part of the way through the first
+    first = created(stores, clock, members=frozenset({ALICE, BOB}))
+    second = created(stores, clock, members=frozenset({ALICE, CAROL}))
+    stores.rooms.append_room_messages(
+        first.room_id,
+        [
+            NewRoomMessage(f"u:{ALICE}", "I'm interviewing at Tencent."),
+            NewRoomMessage(f"u:{BOB}", "Good luck!"),
+            NewRoomMessage(f"p:{WARREN}", "Alice, which team?"),
+        ],
+        clock.now(),
+    )
+    clock.advance(timedelta(minutes=1))
+    said(stores, first, clock, "The payments team.")
+    said(stores, second, clock, "I sold my flat in Xuhui.")
+    stores.rooms.append_room_messages(
+        second.room_id, [NewRoomMessage(f"u:{CAROL}", "Congrats, Alice.")], clock.now()
+    )
+    stores.rooms.change_members(second.room_id, leave=[ALICE])
+    read_to(stores, first, WARREN, 2)
+    before = {room.room_id: lines_of(stores, room) for room in (first, second)}
+    rooms_before = {room.room_id: stores.rooms.get_room(room.room_id) for room in (first, second)}
+
+    # When Alice's lines are forgotten
+    changed = stores.rooms.forget_speaker(ALICE)
+
+    # Then her three lines read as forgotten, with their seq, speaker and time; every
+    # other line, the rooms and the cursors are as they were
+    assert changed == 3
+    for room in (first, second):
+        assert lines_of(stores, room) == [
+            forgotten(line) if line.speaker == f"u:{ALICE}" else line
+            for line in before[room.room_id]
+        ]
+        assert stores.rooms.get_room(room.room_id) == rooms_before[room.room_id]
+    assert [line.seq for line in lines_of(stores, first)] == [1, 2, 3, 4]
+    assert stores.rooms.extraction_cursor(first.room_id, WARREN) == 2
+    assert stores.rooms.extraction_cursor(first.room_id, MIRA) == 0
+    assert stores.rooms.advance_room_extraction(
+        first.room_id, MIRA, upto_seq=4, expected_upto_seq=0
+    )
+    words = " ".join(line.text for room in (first, second) for line in lines_of(stores, room))
+    assert "Tencent" not in words and "payments" not in words and "Xuhui" not in words
+
+
+def test_forget_speaker_is_idempotent(stores: Stores, clock: ManualClock) -> None:
+    # Given a room where Alice spoke, and her lines forgotten once
+    room = created(stores, clock)
+    said(stores, room, clock, "one", "two")
+    assert stores.rooms.forget_speaker(ALICE) == 2
+    after = lines_of(stores, room)
+
+    # When they are forgotten again, Then nothing changes
+    assert stores.rooms.forget_speaker(ALICE) == 0
+    assert lines_of(stores, room) == after == [forgotten(line) for line in after]
+
+
+def test_forget_speaker_of_someone_who_said_nothing_changes_nothing(
+    stores: Stores, clock: ManualClock
+) -> None:
+    room = created(stores, clock, members=frozenset({ALICE, BOB}))
+    said(stores, room, clock, "hello")
+    before = lines_of(stores, room)
+
+    assert stores.rooms.forget_speaker(BOB) == 0
+    assert stores.rooms.forget_speaker(CAROL) == 0
+    assert lines_of(stores, room) == before
+
+
+def test_lines_said_after_a_forget_are_reached_by_the_next(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room where Alice's lines were forgotten
+    room = created(stores, clock)
+    said(stores, room, clock, "one")
+    assert stores.rooms.forget_speaker(ALICE) == 1
+
+    # When she speaks there again, and in a new room, Then the next forget reaches both
+    other = created(stores, clock)
+    said(stores, room, clock, "two")
+    said(stores, other, clock, "three")
+    assert stores.rooms.forget_speaker(ALICE) == 2
+    assert {line.text for line in lines_of(stores, room) + lines_of(stores, other)} == {
+        FORGOTTEN_LINE
+    }
+
+
+def test_what_a_forget_keeps_track_of_never_shows_in_a_listing_of_the_user(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given rooms Bob spoke in, and nothing else of his
+    rooms = [created(stores, clock, members=frozenset({BOB})) for _ in range(2)]
+    for room in rooms:
+        stores.rooms.append_room_messages(
+            room.room_id, [NewRoomMessage(f"u:{BOB}", "hi all")], clock.now()
+        )
+
+    # Then nothing shows as his, in any listing, before his lines are forgotten or after
+    assert nothing_stored_for(stores, BOB)
+    assert stores.recall.memory_digests(BOB) == []
+    assert stores.memories.list_memories(BOB, EVERY_STATUS).items == []
+    assert stores.user_state.get_settings(BOB) == MemorySettings(user_id=BOB)
+    assert stores.rooms.forget_speaker(BOB) == 2
+    assert nothing_stored_for(stores, BOB)
+
+    # and when he has a memory of his own and speaks again, it is all he lists
+    own = builders.memory(BOB, "Bob plays go.", clock.now())
+    assert stores.memories.add_memory(own)
+    stores.rooms.append_room_messages(
+        rooms[0].room_id, [NewRoomMessage(f"u:{BOB}", "again")], clock.now()
+    )
+    assert all_ids(stores, BOB, EVERY_STATUS) == [own.memory_id]
+    assert [d.memory_id for d in stores.recall.memory_digests(BOB)] == [own.memory_id]
+    assert stores.conversations.list_conversations(BOB) == []
+    assert stores.notices.list_notices(BOB, include_undone=True) == []
+
+
+def test_a_line_said_while_the_user_is_forgotten_is_never_left_behind(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room
+    room = created(stores, clock)
+
+    for round_ in range(ROUNDS):
+        # where Alice said a few lines
+        said(stores, room, clock, *(f"said {round_}.{n}" for n in range(3)))
+
+        # When she says another while her lines are forgotten (a little later each round,
+        # so that in some round it lands between the forget's reads and its writes)
+        def speak(later: int = round_ % 6, text: str = f"also {round_}") -> None:
+            for _ in range(later):
+                stores.rooms.get_room(room.room_id)
+            said(stores, room, clock, text)
+
+        assert at_once(speak, lambda: stores.rooms.forget_speaker(ALICE)) == []
+
+        # Then the next forget reaches it if that one did not: no word of hers is left
+        stores.rooms.forget_speaker(ALICE)
+        lines = lines_of(stores, room)
+        assert [line.seq for line in lines] == list(range(1, 4 * (round_ + 1) + 1))
+        assert {line.text for line in lines} == {FORGOTTEN_LINE}
+    assert stores.rooms.forget_speaker(ALICE) == 0
+
+
+def at_once(*work: Callable[[], object]) -> list[BaseException]:
+    """Run each piece of work on its own thread, all released together and switched as
+    often as the interpreter allows (so their reads and writes interleave); what they raised."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(work))
+
+    def run(piece: Callable[[], object]) -> None:
+        try:
+            start.wait()
+            piece()
+        except BaseException as exc:  # handed back to the test
+            errors.append(exc)
+
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=run, args=(piece,)) for piece in work]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
+    return errors

@@ -294,6 +294,19 @@ class SawItem(_Item):
     writes = NumberAttribute()
 
 
+class SpokeItem(_Item):
+    """In a user's partition: the user said lines in `room_id`.
+
+    Ids only, no text. `appends` counts the appends that held a line of theirs (each adds
+    one), so a marker rewritten meanwhile is never deleted by a `forget_speaker` that did
+    not see that append's lines.
+    """
+
+    user_id = UnicodeAttribute()
+    room_id = UnicodeAttribute()
+    appends = NumberAttribute()
+
+
 @dataclass(frozen=True, slots=True)
 class BoundItems:
     """The item classes bound to one table, and the connection transactions go through."""
@@ -315,6 +328,7 @@ class BoundItems:
     room_cursor: type[RoomCursorItem]
     witness: type[WitnessItem]
     saw: type[SawItem]
+    spoke: type[SpokeItem]
 
 
 def _table_description(table_name: str) -> dict[str, Any]:
@@ -390,4 +404,5 @@ def bind_items(table_name: str, region: str, host: str | None = None) -> BoundIt
         room_cursor=_bind(RoomCursorItem, table_name, region, host, conn),
         witness=_bind(WitnessItem, table_name, region, host, conn),
         saw=_bind(SawItem, table_name, region, host, conn),
+        spoke=_bind(SpokeItem, table_name, region, host, conn),
     )

@@ -30,6 +30,7 @@ MAX_SEQ = 9_999_999_999  # ten digits: the widest seq a message id carries
 
 WITNESS_PREFIX = "WITNESS#"
 SAW_PREFIX = "SAW#"
+SPOKE_PREFIX = "SPOKE#"
 
 PENDING_SHARDS = 8  # spreads the sweep's index over partitions
 PENDING_PREFIX = "PENDING#"
@@ -139,6 +140,13 @@ def room_cursor_sk(persona: str) -> str:
 def room_of(pk_value: str) -> str:
     """The room id a room's pk names."""
     return pk_value.removeprefix("R#")
+
+
+def spoke_sk(room_id: str) -> str:
+    """The marker in a user's partition saying they said lines in `room_id`: what lets
+    `forget_speaker` find those rooms without a scan. No other query of a user's
+    partition reaches `SPOKE#`, and markers carry no LSI key."""
+    return f"{SPOKE_PREFIX}{room_id}"
 
 
 # ---- a persona's partition (its own rows, no one user's) and the witness markers ----------

@@ -1,9 +1,16 @@
 """Rooms on DynamoDB: everything of a room under its own partition `R#<room_id>` — the
-ROOM item, MSG#<seq> messages, BLOCK#<persona> blocks and CURSOR#<persona> cursors.
+ROOM item, MSG#<seq> messages, BLOCK#<persona> blocks and CURSOR#<persona> cursors —
+and SPOKE#<room_id> markers in the partition of each user who said a line there.
 
 The ROOM item sits in the sweep's index under QUIET#<shard> while some seated persona
 has not read to its last message: a message puts it there, and the cursor move that
 brings the last seated persona to the end takes it out, in the same write.
+
+An append that holds a user's line also updates, in the same transaction, a marker in
+their partition `U#<user>` naming the room (and counting the appends), so
+`forget_speaker` reads the user's markers instead of scanning every room's transcript.
+A room with a line of theirs always has its marker; a marker whose lines are forgotten
+only costs a query.
 """
 
 from __future__ import annotations
@@ -25,11 +32,18 @@ from chatmemory.adapters.dynamodb.room_mapping import (
     room_message_from_item,
     room_message_item,
 )
-from chatmemory.adapters.dynamodb.table import LostRace, Table, Write, all_of
+from chatmemory.adapters.dynamodb.table import (
+    TRANSACTION_MAX,
+    LostRace,
+    Table,
+    Write,
+    all_of,
+    unique,
+)
 from chatmemory.domain import rules
-from chatmemory.domain.errors import ConcurrentChange, RoomNotFound
+from chatmemory.domain.errors import ConcurrentChange, InvalidField, RoomNotFound
 from chatmemory.domain.persona_block import PersonaBlock
-from chatmemory.domain.rooms import NewRoomMessage, Room, RoomMessage
+from chatmemory.domain.rooms import FORGOTTEN_LINE, NewRoomMessage, Room, RoomMessage
 from chatmemory.ports.rooms import RoomStore
 
 
@@ -76,6 +90,9 @@ class DynamoRoomStore(RoomStore):
     ) -> list[RoomMessage]:
         cls = self._cls
         message_cls = self._table.items.room_message
+        spoke = self._spoke_writes(room_id, messages)
+        if 1 + len(messages) + len(spoke) > TRANSACTION_MAX:  # the room, lines, markers
+            raise InvalidField("messages", "too many to store in one atomic write")
 
         def append() -> list[RoomMessage]:
             room = self._existing(room_id)
@@ -98,7 +115,7 @@ class DynamoRoomStore(RoomStore):
                 )
                 for message in stored
             ]
-            self._table.commit(writes)
+            self._table.commit([*writes, *spoke])
             return stored
 
         return self._table.optimistic(append, what="a message was appended", changing="the room")
@@ -124,6 +141,17 @@ class DynamoRoomStore(RoomStore):
             limit=last,
         )
         return sorted((room_message_from_item(row) for row in rows), key=lambda m: m.seq)
+
+    def forget_speaker(self, user_id: str) -> int:
+        rules.user_id(user_id)
+        spoke = self._table.items.spoke
+        rooms = [
+            marker.room_id
+            for marker in spoke.query(
+                keys.pk(user_id), spoke.sk.startswith(keys.SPOKE_PREFIX), consistent_read=True
+            )
+        ]
+        return sum(self._forget_in(user_id, room_id) for room_id in rooms)
 
     def put_block(self, room_id: str, version: int, block: PersonaBlock, at: datetime) -> None:
         rules.opaque_id("room_id", room_id)
@@ -187,6 +215,59 @@ class DynamoRoomStore(RoomStore):
         if room is None:
             raise RoomNotFound(room_id)
         return room
+
+    def _spoke_writes(self, room_id: str, messages: Sequence[NewRoomMessage]) -> list[Write]:
+        """A marker update for every user with a line among `messages`, for the append's
+        transaction: an update, not a put, so each append adds one to the marker's count,
+        the token `forget_speaker` checks before it deletes the marker."""
+        spoke = self._table.items.spoke
+        users = unique(m.speaker[2:] for m in messages if m.speaker.startswith("u:"))
+        return [
+            Write(
+                "update",
+                spoke(keys.pk(user), keys.spoke_sk(room_id)),
+                actions=(spoke.user_id.set(user), spoke.room_id.set(room_id), spoke.appends.add(1)),
+            )
+            for user in users
+        ]
+
+    def _forget_in(self, user_id: str, room_id: str) -> int:
+        """Replace the user's lines in the room, then delete the marker — unless an append
+        with a line of theirs landed meanwhile (its count moved on): then go round again."""
+        cls, spoke = self._table.items.room_message, self._table.items.spoke
+        marker_key = spoke(keys.pk(user_id), keys.spoke_sk(room_id))
+        speaker = f"u:{user_id}"
+        changed = 0
+
+        def sweep() -> None:
+            nonlocal changed
+            marker = self._table.get(spoke, user_id, keys.spoke_sk(room_id))
+            if marker is None:
+                return
+            rows = cls.query(
+                keys.room_pk(room_id),
+                cls.sk.startswith(keys.ROOM_MESSAGE_PREFIX),
+                filter_condition=all_of(cls.speaker == speaker, cls.text != FORGOTTEN_LINE),
+                consistent_read=True,
+            )
+            for row in rows:
+                changed += self._forget_line(room_id, int(row.seq), speaker)
+            self._table.commit([Write("delete", marker_key, spoke.appends == marker.appends)])
+
+        self._table.optimistic(sweep, what="a speaker was forgotten", changing="the room")
+        return changed
+
+    def _forget_line(self, room_id: str, seq: int, speaker: str) -> int:
+        """1 once the line reads `FORGOTTEN_LINE`, 0 if it already did. Guarded on the line
+        existing and being the speaker's, so a line is never written into being again."""
+        cls = self._table.items.room_message
+        key = cls(keys.room_pk(room_id), keys.room_message_sk(seq))
+        guard = all_of(cls.sk.exists(), cls.speaker == speaker, cls.text != FORGOTTEN_LINE)
+        try:
+            self._table.commit([Write("update", key, guard, (cls.text.set(FORGOTTEN_LINE),))])
+        except LostRace:
+            return 0  # forgotten meanwhile (a concurrent call), or no longer there
+        return 1
 
     def _cursors(self, room_id: str) -> dict[str, int]:
         """Every persona's cursor in the room that was ever written, by persona."""

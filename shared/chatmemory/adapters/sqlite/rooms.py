@@ -22,7 +22,7 @@ from chatmemory.adapters.sqlite.rows import (
 from chatmemory.domain import rules
 from chatmemory.domain.errors import ConcurrentChange, RoomNotFound
 from chatmemory.domain.persona_block import PersonaBlock
-from chatmemory.domain.rooms import NewRoomMessage, Room, RoomMessage
+from chatmemory.domain.rooms import FORGOTTEN_LINE, NewRoomMessage, Room, RoomMessage
 from chatmemory.domain.time import to_storage
 from chatmemory.ports.rooms import RoomStore
 
@@ -90,6 +90,16 @@ class SqliteRoomStore(RoomStore):
         sql = f"SELECT * FROM room_messages WHERE room_id = ?{window}"
         rows = self._db.connection().execute(sql, [room_id, *params])
         return sorted((room_message_from_row(row) for row in rows), key=lambda m: m.seq)
+
+    def forget_speaker(self, user_id: str) -> int:
+        rules.user_id(user_id)
+        with self._db.write() as conn:
+            # Lines already replaced are left alone, so a second call changes none.
+            changed = conn.execute(
+                "UPDATE room_messages SET text = ? WHERE speaker = ? AND text <> ?",
+                (FORGOTTEN_LINE, f"u:{user_id}", FORGOTTEN_LINE),
+            )
+        return changed.rowcount
 
     def put_block(self, room_id: str, version: int, block: PersonaBlock, at: datetime) -> None:
         rules.opaque_id("room_id", room_id)
