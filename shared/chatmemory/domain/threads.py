@@ -1,0 +1,368 @@
+"""Threads (seed 004): the parts of a person's story a persona follows, and its manners. Pure.
+
+A thread is a memory row of kind `thread`; its manners live in the row's `meta`
+(`ThreadMeta`). The laws that keep caring from curdling into nagging (seed 004 §4) are
+plain transitions and questions over dates here, so each is checked in code:
+
+- a deflection sleeps a thread DEFLECTION_SLEEP x its rhythm; the second leaves it for the
+  person to reopen (law 2);
+- a resolved thread is acknowledged once (`acknowledged`), then silent; one gone stale is
+  silent even if never acknowledged (law 3);
+- a thread quiet past STALE_AFTER x its rhythm is never raised (law 4); `ripeness` says so
+  before the nightly review has run, so the block reads the same on either side of it;
+- one ask per room per day, whichever persona asks (law 8).
+
+Dormant threads stay rows, listed to the person like any memory, but the block leaves them
+out: the block is what the persona might raise. If the person raises one, recall finds the
+row and its arc.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from datetime import date, datetime, timedelta
+from enum import StrEnum
+from types import MappingProxyType
+from typing import Any, Final, TypeVar
+
+from chatmemory.domain import rules
+from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.prompt import one_line
+from chatmemory.domain.time import require_utc
+
+
+class Cadence(StrEnum):
+    """How fast the story moves: how long a quiet spell lasts before asking is natural."""
+
+    FAST = "fast"
+    SLOW = "slow"
+    EVENT = "event"
+
+
+class ThreadStatus(StrEnum):
+    LIVE = "live"
+    DORMANT = "dormant"  # remembered, never raised until the person brings it up
+    RESOLVED = "resolved"  # the concluding fact carries it now
+
+
+@dataclass(frozen=True, slots=True)
+class Rhythm:
+    days: int
+    why: str
+
+
+# Reviewed 2026-12: the quiet spell after which a friend would naturally ask.
+RHYTHMS: Final[Mapping[Cadence, Rhythm]] = MappingProxyType(
+    {
+        Cadence.FAST: Rhythm(7, "an interview process moves in days; a quiet week invites it"),
+        Cadence.SLOW: Rhythm(28, "a house hunt or a held stock moves in weeks; monthly at most"),
+        Cadence.EVENT: Rhythm(7, "a dated event is ripe once past; 'how did it go' keeps a week"),
+    }
+)
+
+MAX_LIVE_THREADS: Final = 5  # per (persona, person): more is a questionnaire, not a friend
+THREAD_TEXT_MAX: Final = 120  # one sentence: the current state and its anchors
+STALE_AFTER: Final = 3  # x the rhythm without a beat: gone quiet, never asked about
+DEFLECTION_SLEEP: Final = 2  # x the rhythm a thread sleeps after a sideways answer
+DORMANT_AFTER_DEFLECTIONS: Final = 2  # the second deflection is an answer too
+RETURN_AFTER_DAYS: Final = 3  # a quiet spell this long makes the next opening a reunion
+
+_ISO_DATE: Final = re.compile(r"\d{4}-\d{2}-\d{2}")
+_DATES: Final = ("asked", "sleeps_until", "event_on")
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadMeta:
+    """A thread's manners, as kept in its row's `meta`.
+
+    `asked`: the last day a persona raised it; `sleeps_until`: the day a deflected thread
+    wakes; `event_on`: the date an event thread waits for (ignored for other cadences, so a
+    change of cadence never makes a stored row unreadable); `acknowledged`: a resolved
+    thread has had its one acknowledgement.
+    """
+
+    cadence: Cadence = Cadence.SLOW
+    status: ThreadStatus = ThreadStatus.LIVE
+    asked: date | None = None
+    deflects: int = 0
+    sleeps_until: date | None = None
+    event_on: date | None = None
+    acknowledged: bool = False
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "cadence", _choice("meta.cadence", Cadence, self.cadence))
+        object.__setattr__(self, "status", _choice("meta.status", ThreadStatus, self.status))
+        for name in _DATES:
+            value = getattr(self, name)
+            # A datetime is a date too; refusing it keeps the stored form one shape.
+            if value is not None and type(value) is not date:
+                raise InvalidField(f"meta.{name}", "must be a date (YYYY-MM-DD) or absent")
+        rules.int_range("meta.deflects", self.deflects, 0)
+        if not isinstance(self.acknowledged, bool):
+            raise InvalidField("meta.acknowledged", "must be true or false")
+
+    @property
+    def rhythm_days(self) -> int:
+        return RHYTHMS[self.cadence].days
+
+    def to_meta(self) -> dict[str, Any]:
+        """The JSON mapping for `Memory.meta`: every key written, absent dates as null."""
+        dates = {name: _iso(getattr(self, name)) for name in _DATES}
+        return {
+            "cadence": self.cadence.value,
+            "status": self.status.value,
+            "deflects": self.deflects,
+            "acknowledged": self.acknowledged,
+            **dates,
+        }
+
+    @classmethod
+    def from_meta(cls, meta: Mapping[str, Any]) -> ThreadMeta:
+        """The manners in a row's `meta`. A missing key (or a null) takes the quietest
+        default: slow, live, never asked. Unknown keys are ignored; a bad value is
+        InvalidField naming its key."""
+        if not isinstance(meta, Mapping):
+            raise InvalidField("meta", "must be an object")
+
+        def given(key: str, default: object) -> Any:
+            value = meta.get(key)
+            return default if value is None else value
+
+        return cls(
+            cadence=given("cadence", Cadence.SLOW),
+            status=given("status", ThreadStatus.LIVE),
+            deflects=given("deflects", 0),
+            acknowledged=given("acknowledged", False),
+            **{name: _date_of(name, meta.get(name)) for name in _DATES},
+        )
+
+
+# ---- the manners: each returns a new ThreadMeta ------------------------------------------
+
+
+def asked(meta: ThreadMeta, today: date) -> ThreadMeta:
+    """A persona raised it today; on a resolved thread, that was its one acknowledgement."""
+    acknowledged = meta.acknowledged or meta.status is ThreadStatus.RESOLVED
+    return dataclasses.replace(meta, asked=today, acknowledged=acknowledged)
+
+
+def answered(meta: ThreadMeta, today: date) -> ThreadMeta:
+    """Raised today and taken up: awake, deflections forgiven. An answer is the person
+    engaging, so it wakes a dormant thread as their reopening it would."""
+    raised = asked(meta, today)
+    if meta.status is ThreadStatus.RESOLVED:
+        return raised
+    return dataclasses.replace(raised, status=ThreadStatus.LIVE, deflects=0, sleeps_until=None)
+
+
+def deflected(meta: ThreadMeta, today: date) -> ThreadMeta:
+    """Raised today and steered away from: it sleeps twice its rhythm; the second time it
+    is left for the person to reopen. A resolution is final; a shrug does not undo it."""
+    raised = asked(meta, today)
+    if meta.status is ThreadStatus.RESOLVED:
+        return raised
+    deflects = meta.deflects + 1
+    if deflects >= DORMANT_AFTER_DEFLECTIONS or meta.status is ThreadStatus.DORMANT:
+        return dataclasses.replace(
+            raised, status=ThreadStatus.DORMANT, deflects=deflects, sleeps_until=None
+        )
+    wakes = today + timedelta(days=DEFLECTION_SLEEP * meta.rhythm_days)
+    return dataclasses.replace(raised, deflects=deflects, sleeps_until=wakes)
+
+
+def reopened_by_user(meta: ThreadMeta) -> ThreadMeta:
+    """The person brought it up: live again with a clean slate, since their raising it is
+    what licenses the persona to follow it again."""
+    return dataclasses.replace(
+        meta, status=ThreadStatus.LIVE, deflects=0, sleeps_until=None, acknowledged=False
+    )
+
+
+def resolved(meta: ThreadMeta) -> ThreadMeta:
+    """The story concluded; it waits for its one acknowledgement (unchanged if resolved)."""
+    if meta.status is ThreadStatus.RESOLVED:
+        return meta
+    return dataclasses.replace(
+        meta, status=ThreadStatus.RESOLVED, deflects=0, sleeps_until=None, acknowledged=False
+    )
+
+
+def crowded_out(meta: ThreadMeta) -> ThreadMeta:
+    """Past the live cap (`over_cap`): dormant, as a stale thread is; others unchanged."""
+    if meta.status is not ThreadStatus.LIVE:
+        return meta
+    return dataclasses.replace(meta, status=ThreadStatus.DORMANT, sleeps_until=None)
+
+
+def nightly_review(meta: ThreadMeta, last_beat: date, today: date) -> ThreadMeta:
+    """A live thread quiet past STALE_AFTER x its rhythm goes dormant, silently; nothing
+    else changes, so a second (or retried) pass writes nothing."""
+    if meta.status is ThreadStatus.LIVE and _is_stale(meta, last_beat, today):
+        return dataclasses.replace(meta, status=ThreadStatus.DORMANT, sleeps_until=None)
+    return meta
+
+
+def over_cap(threads: Sequence[tuple[str, ThreadMeta, date]]) -> list[str]:
+    """The ids of the live threads past MAX_LIVE_THREADS, quietest (oldest last beat) first;
+    ties go by id, so the choice never depends on the input's order."""
+    live = sorted((beat, tid) for tid, meta, beat in threads if meta.status is ThreadStatus.LIVE)
+    return [tid for _, tid in live[: max(0, len(live) - MAX_LIVE_THREADS)]]
+
+
+# ---- whether and how a persona may raise it -----------------------------------------------
+
+
+class Ripeness(StrEnum):
+    RIPE = "ripe"  # a natural moment to ask
+    RECENT = "recent"  # heard within its rhythm: nothing to ask yet
+    NOT_YET = "not_yet"  # an event still ahead
+    RESTING = "resting"  # asked within its rhythm
+    SLEEPING = "sleeping"  # deflected once: until sleeps_until
+    LEAVE = "leave"  # deflected twice: only if the person brings it up
+    RESOLVED = "resolved"  # concluded, not yet acknowledged
+    SETTLED = "settled"  # concluded and acknowledged (or long quiet): silence
+    STALE = "stale"  # live, quiet past STALE_AFTER x its rhythm: the next review's catch
+    DORMANT = "dormant"  # gone quiet or crowded out: never asked about
+
+
+ANNOTATIONS: Final[Mapping[Ripeness, str]] = MappingProxyType(
+    {
+        Ripeness.RIPE: "quiet past its rhythm — a natural moment to ask, if you would",
+        Ripeness.NOT_YET: "still ahead — ask how it went only once it has happened",
+        Ripeness.RESTING: "asked recently — let it rest",
+        Ripeness.SLEEPING: "they steered away from it last time — let it lie for now",
+        Ripeness.LEAVE: "they changed the subject last time — leave it unless they bring it up",
+        Ripeness.RESOLVED: "it's settled — acknowledge it once, in a line, then let it go",
+    }
+)
+#: what the block never shows: nothing in it is for the persona to raise
+HIDDEN: Final = frozenset({Ripeness.SETTLED, Ripeness.STALE, Ripeness.DORMANT})
+
+
+def ripeness(meta: ThreadMeta, last_beat: date, today: date) -> Ripeness:
+    """Whether the persona may raise the thread today, given its last beat (the day the
+    person last said something about it). What restrains is checked before what invites."""
+    return _restraint(meta, last_beat, today) or _invitation(meta, last_beat, today)
+
+
+def annotation(state: Ripeness) -> str:
+    """The block's note on a thread line; "" where nothing should be said."""
+    return ANNOTATIONS.get(state, "")
+
+
+def room_may_ask(last_ask_in_room: date | None, today: date) -> bool:
+    """True unless a persona already raised a thread in this room today (law 8: one ask per
+    room per day, across minds); a stamp from a later day (a skewed clock) also says no."""
+    return last_ask_in_room is None or last_ask_in_room < today
+
+
+def thread_line(text: str, meta: ThreadMeta, last_beat: date, today: date) -> str | None:
+    """`- <text> (last heard 12 days ago · <annotation>)`; None for a thread the block does
+    not show (settled, stale, dormant). The text is never clipped: a cut anchor ("$10" of
+    "$100") is worse than no thread (law 5); THREAD_TEXT_MAX binds the writer."""
+    state = ripeness(meta, last_beat, today)
+    if state in HIDDEN:
+        return None
+    tags = [f"last heard {heard_ago((today - last_beat).days)}", annotation(state)]
+    return f"- {one_line(text)} ({' · '.join(tag for tag in tags if tag)})"
+
+
+def heard_ago(days: int) -> str:
+    """`today`, `yesterday`, `12 days ago`, `3 weeks ago`: ages as a friend says them."""
+    if days <= 0:
+        return "today"
+    return "yesterday" if days == 1 else f"{_span(days)} ago"
+
+
+def return_cue(last_seen: datetime | None, now: datetime, ripe_anchor: str | None) -> str | None:
+    """The kickoff cue for a private chat reopened after RETURN_AFTER_DAYS quiet days: a
+    reunion, at most one question, opening with the ripe thread by its anchors. None on a
+    first meeting (nothing to return to) or after a short gap (no reunion to mark)."""
+    if last_seen is None:
+        return None
+    gap = require_utc("now", now) - require_utc("last_seen", last_seen)
+    if gap < timedelta(days=RETURN_AFTER_DAYS):
+        return None
+    cue = (
+        f"You last talked {_span(gap.days)} ago: greet them as someone you know and are glad "
+        "to see again, with no introductions."
+    )
+    if ripe_anchor and ripe_anchor.strip():
+        return f"{cue} If you ask anything, ask this one thing, by its details: " + one_line(
+            ripe_anchor
+        )
+    return f"{cue} Ask at most one thing, and only what the moment invites."
+
+
+# ---- the small parts ------------------------------------------------------------------------
+
+
+def _restraint(meta: ThreadMeta, last_beat: date, today: date) -> Ripeness | None:
+    """What holds the persona back, if anything: resolution, deflection, rest, staleness."""
+    stale = _is_stale(meta, last_beat, today)
+    if meta.status is ThreadStatus.RESOLVED:
+        return Ripeness.SETTLED if meta.acknowledged or stale else Ripeness.RESOLVED
+    if meta.deflects >= DORMANT_AFTER_DEFLECTIONS:
+        return Ripeness.DORMANT if stale else Ripeness.LEAVE
+    if meta.status is ThreadStatus.DORMANT:
+        return Ripeness.DORMANT
+    if stale:
+        return Ripeness.STALE
+    sleeping = meta.sleeps_until is not None and today < meta.sleeps_until
+    return Ripeness.SLEEPING if sleeping else None
+
+
+def _invitation(meta: ThreadMeta, last_beat: date, today: date) -> Ripeness:
+    """For a live, awake thread: ripe once past its date or its rhythm, unless asked since."""
+    recently_asked = meta.asked is not None and (today - meta.asked).days < meta.rhythm_days
+    if meta.cadence is Cadence.EVENT and meta.event_on is not None:
+        if today <= meta.event_on:
+            return Ripeness.RESTING if recently_asked else Ripeness.NOT_YET
+        if meta.asked is None or meta.asked < meta.event_on:
+            return Ripeness.RIPE  # its day has passed and no one has asked how it went
+    if recently_asked:
+        return Ripeness.RESTING
+    return Ripeness.RIPE if (today - last_beat).days >= meta.rhythm_days else Ripeness.RECENT
+
+
+def _is_stale(meta: ThreadMeta, last_beat: date, today: date) -> bool:
+    """Quiet past STALE_AFTER x its rhythm; an event thread's clock starts at its date, so
+    a wedding in June is not stale in May."""
+    start = last_beat
+    if meta.cadence is Cadence.EVENT and meta.event_on is not None:
+        start = max(start, meta.event_on)
+    return (today - start).days > STALE_AFTER * meta.rhythm_days
+
+
+def _span(days: int) -> str:
+    if days < 14:
+        return "1 day" if days == 1 else f"{days} days"
+    return f"{days // 7} weeks"
+
+
+def _iso(value: date | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
+def _date_of(key: str, value: object) -> date | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not _ISO_DATE.fullmatch(value):
+        raise InvalidField(f"meta.{key}", "must be a date (YYYY-MM-DD) or null")
+    try:
+        return date.fromisoformat(value)
+    except ValueError as exc:
+        raise InvalidField(f"meta.{key}", "must be a real calendar date") from exc
+
+
+_E = TypeVar("_E", bound=StrEnum)
+
+
+def _choice(field: str, enum: type[_E], value: object) -> _E:
+    allowed = [member.value for member in enum]
+    if not isinstance(value, str) or value not in allowed:
+        raise InvalidField(field, f"must be one of: {', '.join(allowed)}")
+    return enum(value)
