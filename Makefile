@@ -34,7 +34,7 @@ typecheck: install
 	$(BIN)/mypy
 
 unit: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -n 2 --dist loadfile
 
 ## Benchmarks (not tests): retrieval latency and quality against mem0, token budget
 BENCH_STAMP := $(VENV)/.bench-installed

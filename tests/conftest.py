@@ -11,6 +11,7 @@ import pytest
 
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.ports.stores import Stores
+from tests.gates import tally
 from tests.support.stores import STORE_KINDS, open_stores
 
 START = datetime(2026, 11, 30, 9, 0, 0, tzinfo=UTC)
@@ -60,3 +61,29 @@ def minilm(model_cache: Path) -> Any:
     if not minilm_available():
         pytest.skip("the local model is not installed")
     return MiniLMEmbedder(cache_dir=model_cache)
+
+
+# ---- the privacy gates' counts, printed at the end of every run (with or without xdist) ----
+
+
+@pytest.hookimpl(trylast=True)  # after the last fixtures (the gates' server) are torn down
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """On an xdist worker: hand the gates' counts to the controller."""
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:
+        workeroutput["gate_counts"] = tally.exported()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: Any) -> None:
+    """On the xdist controller: a worker finished; keep its gates' counts."""
+    tally.absorb(getattr(node, "workeroutput", {}).get("gate_counts", {}))
+
+
+def pytest_terminal_summary(terminalreporter: Any) -> None:
+    lines = tally.summary_lines()
+    if not lines:
+        return
+    terminalreporter.section("privacy release gates")
+    for line in lines:
+        terminalreporter.write_line(line)

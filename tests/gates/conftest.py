@@ -82,12 +82,3 @@ def _no_problems_carried_over(request: pytest.FixtureRequest) -> None:
     """Each gate starts with no warnings recorded from the product's log."""
     if "world" in request.fixturenames:
         request.getfixturevalue("world").problems.records.clear()
-
-
-def pytest_terminal_summary(terminalreporter: Any) -> None:
-    lines = tally.summary_lines()
-    if not lines:
-        return
-    terminalreporter.section("privacy release gates")
-    for line in lines:
-        terminalreporter.write_line(line)

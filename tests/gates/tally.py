@@ -1,8 +1,14 @@
-"""The gates' counts, kept for the end of the run: a passing gate still says what it did."""
+"""The gates' counts, kept for the end of the run: a passing gate still says what it did.
+
+Under pytest-xdist each worker keeps its own counts and hands them to the controller when
+it finishes (`exported` / `absorb`), which prints them (tests/conftest.py).
+"""
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +43,18 @@ def record_replay(
 ) -> None:
     """One replay of the probes, as a line of the summary."""
     record(GateCount(gate, facts, probes, requests, hits, embedder, detail))
+
+
+def exported() -> dict[str, Any]:
+    """This process's counts as plain data (what a worker hands to the controller)."""
+    return {"counts": [dataclasses.asdict(count) for count in COUNTS], "totals": dict(TOTALS)}
+
+
+def absorb(data: dict[str, Any]) -> None:
+    """Add a worker's counts to this process's."""
+    COUNTS.extend(GateCount(**count) for count in data.get("counts", ()))
+    for key, value in data.get("totals", {}).items():
+        TOTALS[key] = TOTALS.get(key, 0) + value
 
 
 def summary_lines() -> list[str]:
