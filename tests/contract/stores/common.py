@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from datetime import timedelta
@@ -55,17 +56,30 @@ def eight_turns(stores: Stores, clock: ManualClock) -> Conversation:
 
 def concurrently(writer: Callable[[str], None], writers: int = 3) -> list[BaseException]:
     """Run `writer("w0")`, `writer("w1")`, … on their own threads at once; what they raised."""
-    errors: list[BaseException] = []
+    return at_once(*(lambda name=f"w{n}": writer(name) for n in range(writers)))
 
-    def run(name: str) -> None:
+
+def at_once(*work: Callable[[], object]) -> list[BaseException]:
+    """Run each piece of work on its own thread, all released together and switched as
+    often as the interpreter allows (so their reads and writes interleave); what they raised."""
+    errors: list[BaseException] = []
+    start = threading.Barrier(len(work))
+
+    def run(piece: Callable[[], object]) -> None:
         try:
-            writer(name)
+            start.wait()
+            piece()
         except BaseException as exc:  # handed back to the test
             errors.append(exc)
 
-    threads = [threading.Thread(target=run, args=(f"w{n}",)) for n in range(writers)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(1e-6)
+    try:
+        threads = [threading.Thread(target=run, args=(piece,)) for piece in work]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    finally:
+        sys.setswitchinterval(interval)
     return errors

@@ -9,7 +9,6 @@ import dataclasses
 import sys
 import threading
 import uuid
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -22,7 +21,15 @@ from chatmemory.domain.persona_block import PersonaBlock
 from chatmemory.domain.rooms import FORGOTTEN_LINE, NewRoomMessage, Room, RoomKind, RoomMessage
 from chatmemory.domain.rules import MESSAGE_MAX
 from chatmemory.ports.stores import Stores
-from tests.contract.stores.common import ALICE, BOB, CAROL, EVERY_STATUS, all_ids, concurrently
+from tests.contract.stores.common import (
+    ALICE,
+    BOB,
+    CAROL,
+    EVERY_STATUS,
+    all_ids,
+    at_once,
+    concurrently,
+)
 from tests.support import builders
 from tests.support.stored import nothing_stored_for
 
@@ -696,29 +703,3 @@ def test_a_line_said_while_the_user_is_forgotten_is_never_left_behind(
         assert [line.seq for line in lines] == list(range(1, 4 * (round_ + 1) + 1))
         assert {line.text for line in lines} == {FORGOTTEN_LINE}
     assert stores.rooms.forget_speaker(ALICE) == 0
-
-
-def at_once(*work: Callable[[], object]) -> list[BaseException]:
-    """Run each piece of work on its own thread, all released together and switched as
-    often as the interpreter allows (so their reads and writes interleave); what they raised."""
-    errors: list[BaseException] = []
-    start = threading.Barrier(len(work))
-
-    def run(piece: Callable[[], object]) -> None:
-        try:
-            start.wait()
-            piece()
-        except BaseException as exc:  # handed back to the test
-            errors.append(exc)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=run, args=(piece,)) for piece in work]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
-    return errors

@@ -4,9 +4,6 @@ whatever the row's status, and nothing else about any row changes."""
 
 from __future__ import annotations
 
-import sys
-import threading
-from collections.abc import Callable
 from datetime import timedelta
 from typing import Any
 
@@ -15,7 +12,7 @@ from chatmemory.domain.memory import Memory
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.stores import Stores
 from chatmemory.services.deletions import Deletions
-from tests.contract.stores.common import EVERY_STATUS, all_ids
+from tests.contract.stores.common import EVERY_STATUS, all_ids, at_once
 from tests.support import builders
 from tests.support.stored import nothing_stored_for
 
@@ -46,32 +43,6 @@ def stagger(stores: Stores, reads: int) -> None:
     """A few harmless reads, to start a racing write a little later."""
     for _ in range(reads):
         stores.memories.get_memory(ERIN, "mem_absent")
-
-
-def at_once(*work: Callable[[], object]) -> list[BaseException]:
-    """Run each piece of work on its own thread, all released together and switched as
-    often as the interpreter allows (so their reads and writes interleave); what they raised."""
-    errors: list[BaseException] = []
-    start = threading.Barrier(len(work))
-
-    def run(piece: Callable[[], object]) -> None:
-        try:
-            start.wait()
-            piece()
-        except BaseException as exc:  # handed back to the test
-            errors.append(exc)
-
-    interval = sys.getswitchinterval()
-    sys.setswitchinterval(1e-6)
-    try:
-        threads = [threading.Thread(target=run, args=(piece,)) for piece in work]
-        for thread in threads:
-            thread.start()
-        for thread in threads:
-            thread.join()
-    finally:
-        sys.setswitchinterval(interval)
-    return errors
 
 
 # ---- what a drop changes ---------------------------------------------------------------------
