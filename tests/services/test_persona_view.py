@@ -120,6 +120,11 @@ def test_the_meter_is_the_block_a_private_chat_with_the_persona_would_hold(
         kind=Kind.PROMISE,
     )
     stores.user_state.put_settings(MemorySettings(user_id=DAN, note="Call me Dan."))
+    # and a world fact Warren learned in some room (it rides every block of his)
+    world = builders.memory(
+        WARREN, "The Odyssey opened on 2026-07-17.", clock.now(), persona=WARREN, subject="world"
+    )
+    assert stores.persona_memories.add_persona_memory(world)
 
     # When the page is read, and Dan then opens a private chat with Warren
     [group] = view.by_persona(DAN)
@@ -137,6 +142,7 @@ def test_the_meter_is_the_block_a_private_chat_with_the_persona_would_hold(
     # Then the page's meter is that block's
     assert (group.chars_current, group.chars_limit) == (block.chars_current, block.chars_limit)
     assert group.meter == block.meter and group.chars_current > len("Call me Dan.")
+    assert "The Odyssey" in block.text
 
 
 def test_reading_the_page_touches_no_memory(

@@ -3,9 +3,10 @@
 For each persona that holds rows about the user: those rows (the ones still believed,
 and on request the closed and superseded ones with their arc, "2026-07 → 2026-11"), and
 its meter — how full the block is that this persona would build for the user alone in a
-private chat. The meter goes through the same audience rule and block builder as a real
-room, so a muted persona or memory switched off shows an empty block, as a room would
-load it; reading the page loads nothing into any mind, so no row is touched.
+private chat (the world facts it holds included). The meter goes through the same
+audience rule and block builder as a real room, so a muted persona or memory switched off
+shows nothing of the user's in it, as a room would load it; reading the page loads
+nothing into any mind, so no row is touched.
 """
 
 from __future__ import annotations
@@ -98,7 +99,13 @@ class PersonaView:
                     )
                 )
             )
-            block = self.private_block(name, user_id, believed, settings, now)
+            # The block holds the world facts the persona learned too: the meter counts them.
+            world = [
+                m
+                for m in self._stores.persona_memories.list_persona_memories(name)
+                if m.subject == "world"
+            ]
+            block = self.private_block(name, user_id, [*believed, *world], settings, now)
             groups.append(
                 PersonaMemories(
                     persona=name,
