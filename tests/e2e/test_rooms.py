@@ -93,7 +93,12 @@ def test_a_private_confidence_reaches_warrens_next_private_block_only(
     group = call("GET", "/v1/rooms/club/context?persona=warren")
     assert "The Odyssey opened" in group["text"]
     assert "Xuhui" not in group["text"] and "Tencent" not in group["text"]
-    # and the page shows what Warren remembers about Dan, with his meter
+    # and the page shows what Warren remembers about Dan, with the meter of the block he
+    # would hold in Dan's next private chat (the world fact he learned since included)
     page = call("GET", "/v1/memories?group=persona", token=dan)["personas"]
     assert [p["persona"] for p in page] == ["warren"]
-    assert page[0]["meter"] == warren["meter"]
+    body = {"kind": "private", "personas": ["warren"], "members": ["dan"]}
+    room_id = call("POST", "/v1/rooms", {"room_id": "dan-third", **body})["room_id"]
+    now = call("GET", f"/v1/rooms/{room_id}/context?persona=warren")
+    assert "The Odyssey opened" in now["text"] and "Xuhui" in now["text"]
+    assert page[0]["meter"] == now["meter"]
