@@ -148,7 +148,7 @@ class RoomService:
         room = self.get(room_id)
         if persona not in room.personas:
             raise InvalidField("persona", "is not in this room")
-        block = self._block_or_none(room_id, persona)
+        block = self._block_or_none(room, persona)
         recent = self._stores.rooms.list_room_messages(room_id, last=TURN_WINDOW)
         return render_room_turn(persona, room, block, recent), block
 
@@ -173,9 +173,9 @@ class RoomService:
 
     # ---- helpers --------------------------------------------------------------------
 
-    def _block_or_none(self, room_id: str, persona: str) -> PersonaBlock | None:
+    def _block_or_none(self, room: Room, persona: str) -> PersonaBlock | None:
         try:
-            return self._blocks.block(room_id, persona)
+            return self._blocks.block_in(room, persona)
         except Exception as exc:  # the turn goes on without what the persona remembers
             log.warning("persona block unavailable", extra={"error_type": type(exc).__name__})
             return None

@@ -61,7 +61,11 @@ class RoomBlocks:
 
     def block(self, room_id: str, persona: str) -> PersonaBlock:
         """The persona's block for the room's current members: the same bytes every turn."""
-        room = self._room(room_id)
+        return self.block_in(self._room(room_id), persona)
+
+    def block_in(self, room: Room, persona: str) -> PersonaBlock:
+        """`block`, for a room the caller has just read (a turn reads it once)."""
+        room_id = room.room_id
         if persona not in room.personas:
             raise InvalidField("persona", "is not in this room")
         stored = self._stores.rooms.get_block(room_id, persona, room.version)
