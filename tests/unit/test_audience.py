@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from chatmemory.domain.audience import V1_GROUPS_LOAD_WORLD_ONLY, Visible, visible_memories
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.rooms import Room, RoomKind
 from tests.support import builders
@@ -454,3 +454,31 @@ def test_under_v1_a_group_room_loads_world_facts_only(scene: Scene) -> None:
     # Then only world facts load there
     if not room.is_private_chat:
         assert all(v.memory.subject == "world" for v in visible)
+
+
+# ---- threads: the parts of someone's story, for them alone (seed 004 law 6) ----------------
+
+THREAD = _row(
+    "Is job-hunting: second round at Acme on Friday 2026-12-04.",
+    kind=Kind.THREAD,
+    witnessed=("dan",),
+)
+
+
+def test_a_thread_loads_in_the_private_chat_with_its_person() -> None:
+    seen = visible_memories("warren", frozenset({"dan"}), PRIVATE, [THREAD], EVERYONE_ON)
+
+    assert [v.memory for v in seen] == [THREAD]
+
+
+def test_a_thread_never_loads_in_a_group_even_with_the_group_scope_on() -> None:
+    seen = visible_memories(
+        "warren",
+        frozenset({"dan", "cara"}),
+        GROUP,
+        [THREAD, FLAT_1_TO_1],
+        EVERYONE_ON,
+        groups_load_world_only=False,
+    )
+
+    assert [v.memory for v in seen] == [FLAT_1_TO_1]

@@ -12,6 +12,7 @@ from chatmemory.domain.memory import Kind, Status
 from chatmemory.domain.persona_block import (
     CHARS_LIMIT,
     PER_HUMAN,
+    THREAD_CHARS,
     PersonaBlock,
     build_persona_block,
     diversify,
@@ -20,6 +21,7 @@ from chatmemory.domain.persona_block import (
     render_line,
     score,
 )
+from chatmemory.domain.threads import Cadence, ThreadMeta, ThreadStatus
 from tests.support.builders import memory
 
 NOW = datetime(2026, 8, 18, 9, 0, tzinfo=UTC)
@@ -380,3 +382,75 @@ def test_memory_text_that_looks_like_an_instruction_is_neutralised() -> None:
     assert "<system>" not in text and "<|im_start|>" not in text
     assert "\nSYSTEM:" not in text and "\nu:17" not in text
     assert len(body_of(text).split("\n")) == 3  # the heading, the note, the memory
+
+
+# ---- threads you're following (seed 004) ---------------------------------------------------
+
+SECOND_ROUND = "Dan is job-hunting: second round at Acme on Fri 2026-08-14."
+
+
+def a_thread(text: str = SECOND_ROUND, *, days_ago: float = 8, **manners: Any) -> Visible:
+    meta = ThreadMeta(**{"cadence": Cadence.FAST, **manners}).to_meta()
+    return seen(text, days_ago=days_ago, kind=Kind.THREAD, meta=meta)
+
+
+def test_threads_sit_under_the_facts_with_their_age_and_what_the_moment_allows() -> None:
+    fact = seen("Dan owns a flat in Xuhui.")
+
+    block = build([a_thread(), fact])
+
+    body = body_of(block.text)
+    assert body.index("Dan owns a flat") < body.index("threads you're following:")
+    assert body.index("threads you're following:") < body.index(SECOND_ROUND)
+    assert "last heard 8 days ago · quiet past its rhythm" in body
+    assert "raise at most one" in block.text
+    assert a_thread().memory.memory_id not in block.memory_ids  # another row's id
+    assert len(block.memory_ids) == 2
+
+
+def test_a_block_without_threads_says_nothing_about_them() -> None:
+    block = build([seen("Dan owns a flat in Xuhui.")])
+
+    assert "threads you're following" not in block.text and "raise at most one" not in block.text
+
+
+def test_a_dormant_thread_is_remembered_but_not_in_the_block() -> None:
+    block = build([a_thread(status=ThreadStatus.DORMANT), seen("Dan owns a flat in Xuhui.")])
+
+    assert SECOND_ROUND not in block.text
+
+
+def test_threads_keep_to_their_share_so_facts_are_never_crowded_out() -> None:
+    # Given five ripe threads with long anchors and a dozen long facts
+    threads = [
+        a_thread(f"Thread {n}: " + "waiting on the Acme offer letter, Fri. " * 2) for n in range(5)
+    ]
+    facts = [long_fact(n, importance=9) for n in range(12)]
+
+    block = build([*threads, *facts])
+
+    body = body_of(block.text)
+    lines = body.split("\n")
+    thread_lines = lines[lines.index("threads you're following:") + 1 :]
+    thread_lines = [line for line in thread_lines if line.startswith("- Thread")]
+    assert 1 <= len(thread_lines) < 5
+    assert sum(len(line) + 1 for line in thread_lines) <= THREAD_CHARS
+    assert block.chars_current <= CHARS_LIMIT
+    assert sum(1 for n in range(12) if f"Fact {n:02d}" in body) >= 3
+
+
+def test_the_ask_waits_when_a_thread_was_raised_here_today() -> None:
+    block = build([a_thread()], asked_here_today=True)
+
+    assert "already raised here today" in block.text
+    assert "natural moment to ask" not in block.text
+
+
+def test_a_reunion_cue_ends_the_frame_and_is_not_counted_in_the_meter() -> None:
+    plain = build([a_thread()])
+    cued = build([a_thread()], cue="You last talked 8 days ago: greet them.")
+
+    assert cued.text.endswith(
+        "When you first speak here: You last talked 8 days ago: greet them.\n</persona_memory>"
+    )
+    assert cued.chars_current == plain.chars_current

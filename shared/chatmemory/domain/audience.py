@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Final
 
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.rooms import Room
 
@@ -61,7 +61,10 @@ def visible_memories(
     - a present user with no entry in `settings`: the rule cannot know their switches, so
       nothing about them is loaded;
     - a group room (anything but a private chat) under `groups_load_world_only`: world
-      facts only.
+      facts only;
+    - a thread (the parts of someone's story the persona follows, seed 004 law 6): only in
+      a private chat, whatever the group scope — following someone's story is for them
+      alone.
 
     About someone absent, a row does not exist for this room: the model cannot leak what
     it never sees.
@@ -79,6 +82,8 @@ def visible_memories(
             continue
         user = _whom_about(memory)
         if world_only or user is None or user not in allowed:
+            continue
+        if memory.kind is Kind.THREAD and not room.is_private_chat:
             continue
         visible.append(Visible(memory, confidence=set(memory.witnessed) == {user}))
     return visible

@@ -19,6 +19,12 @@ class Op(StrEnum):
     USE = "use"
     PURGE = "purge"
     RESTORE = "restore"  # believed again: the change that replaced it was undone
+    # A thread's manners (seed 004), changed in place; its beats are versions (update).
+    ASKED = "asked"  # a persona raised it and the person took it up (or had not replied)
+    DEFLECTED = "deflected"  # a persona raised it and the person steered away
+    DORMANT = "dormant"  # gone quiet, crowded out, or deflected twice: never raised
+    REOPENED = "reopened"  # the person brought a dormant thread back
+    RESOLVED = "resolved"  # the story concluded; a plain fact carries it now
 
 
 class Actor(StrEnum):

@@ -10,6 +10,7 @@ of new memories per user.
 
 from __future__ import annotations
 
+import dataclasses
 import re
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -21,8 +22,16 @@ from typing import Any
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.ids import CHATMEMORY_NAMESPACE
-from chatmemory.domain.memory import Kind, StatedBy
+from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.secrets import find_secret, find_secrets, repeats_secret
+from chatmemory.domain.threads import (
+    THREAD_TEXT_MAX,
+    Cadence,
+    ThreadReport,
+    last_beat_of,
+    mentions,
+    meta_of,
+)
 from chatmemory.domain.time import require_utc
 from chatmemory.domain.write_filter import instruction_shape
 
@@ -75,12 +84,22 @@ class Candidate:
     # chat, where every candidate is about the user.
     subject: str = ""
     counterpart: str | None = None
+    # A thread's beat (seed 004): how fast the story moves, the day an event waits for,
+    # and the known thread it continues — the extractor's number for it ("T1"), the
+    # thread's memory id once the service mapped it back; None for a new concern.
+    cadence: Cadence | None = None
+    event_on: date | None = None
+    thread: str | None = None
+    # A plain fact that concludes a known thread ("Works at Acme since Dec 2026."): the
+    # thread resolves and rests under it. Its number, then its id, as for `thread`.
+    concludes: str | None = None
 
     def __post_init__(self) -> None:
         rules.text("text", self.text, rules.EXTRACTED_TEXT_MAX)
         _check_scope(self.subject, self.counterpart)
         rules.category(self.category)
         object.__setattr__(self, "kind", Kind(self.kind))
+        self._check_thread_fields()
         object.__setattr__(self, "stated_by", StatedBy(self.stated_by))
         rules.int_range("importance", self.importance, 1, 10)
         if not self.evidence:
@@ -97,6 +116,29 @@ class Candidate:
         uses = tuple(str(use).strip()[:80] for use in self.uses if str(use).strip())[:6]
         object.__setattr__(self, "uses", uses)
 
+    def _check_thread_fields(self) -> None:
+        """A thread's fields only on a thread (its text one short sentence, its anchors
+        whole); `concludes` only on what is not one."""
+        if self.kind is Kind.THREAD:
+            rules.text("text", self.text, THREAD_TEXT_MAX)
+            if self.cadence is not None:
+                object.__setattr__(self, "cadence", Cadence(self.cadence))
+            if self.event_on is not None and type(self.event_on) is not date:
+                raise InvalidField("event_on", "must be a date")
+            if self.concludes is not None:
+                raise InvalidField("concludes", "a thread does not conclude another")
+        elif self.cadence is not None or self.event_on is not None or self.thread is not None:
+            raise InvalidField("cadence", "only a thread has a cadence, an event day or a thread")
+        for name in ("thread", "concludes"):
+            value = getattr(self, name)
+            if value is not None:
+                rules.opaque_id(name, value)
+
+    @property
+    def continues_thread(self) -> bool:
+        """A beat of a thread already followed: it rides whatever its importance."""
+        return self.kind is Kind.THREAD and self.thread is not None
+
     def to_json(self) -> dict[str, Any]:
         return {
             "text": self.text,
@@ -111,6 +153,10 @@ class Candidate:
             "uses": list(self.uses),
             "subject": self.subject,
             "counterpart": self.counterpart,
+            "cadence": self.cadence.value if self.cadence else None,
+            "event_on": self.event_on.isoformat() if self.event_on else None,
+            "thread": self.thread,
+            "concludes": self.concludes,
         }
 
     @classmethod
@@ -132,6 +178,10 @@ class Candidate:
             uses=tuple(str(u) for u in data.get("uses") or ()),
             subject=str(data.get("subject") or ""),
             counterpart=str(data["counterpart"]) if data.get("counterpart") else None,
+            cadence=Cadence(str(data["cadence"])) if data.get("cadence") else None,
+            event_on=date.fromisoformat(str(data["event_on"])) if data.get("event_on") else None,
+            thread=str(data["thread"]) if data.get("thread") else None,
+            concludes=str(data["concludes"]) if data.get("concludes") else None,
         )
 
 
@@ -167,6 +217,42 @@ class RoomSeat:
 
 
 @dataclass(frozen=True, slots=True)
+class KnownThread:
+    """A thread the persona already follows, as the extractor sees it: its number ("T1"),
+    never its id; its current state, its status and when it was last heard. `memory_id`
+    and `subject` stay on this side (the adapters never show them)."""
+
+    number: str
+    text: str
+    status: str
+    last_heard: date
+    memory_id: str
+    subject: str = ""  # in a room: whose story it is ("u:<id>")
+    key: str | None = None  # the concern's key, as the thread was written
+
+
+def known_threads(rows: Sequence[Memory]) -> tuple[KnownThread, ...]:
+    """The persona's active thread rows (any thread status), numbered T1, T2, … newest
+    beat first: what the extractor needs to tell a beat from a new concern."""
+    threads = sorted(
+        (m for m in rows if m.kind is Kind.THREAD and m.status is Status.ACTIVE),
+        key=lambda m: (-m.created_at.timestamp(), m.memory_id),
+    )
+    return tuple(
+        KnownThread(
+            number=f"T{number}",
+            text=memory.text,
+            status=meta_of(memory).status.value,
+            last_heard=last_beat_of(memory),
+            memory_id=memory.memory_id,
+            subject=memory.subject,
+            key=memory.key,
+        )
+        for number, memory in enumerate(threads, start=1)
+    )
+
+
+@dataclass(frozen=True, slots=True)
 class ExtractionInput:
     """What the extractor reads: the new slice, what is already known, and today's date."""
 
@@ -178,6 +264,42 @@ class ExtractionInput:
     # (`u:<id>` of someone present, `self` with a counterpart, or `world`), and the
     # transcript's lines carry their speakers.
     seat: RoomSeat | None = None
+    # The threads this persona follows about the people here: a beat about one of them is
+    # a beat of that thread, never a second one (seed 004 §3).
+    threads: tuple[KnownThread, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class ExtractionResult:
+    """What one extraction call returns: the candidate memories, and the post-hoc report
+    of each thread the persona raised in the spell and how the person met it."""
+
+    candidates: tuple[Candidate, ...] = ()
+    reports: tuple[ThreadReport, ...] = ()
+
+
+def with_thread_ids(result: ExtractionResult, threads: Sequence[KnownThread]) -> ExtractionResult:
+    """The result with every thread number mapped back to its memory id. A number that was
+    not offered is never guessed: a beat naming one is treated as a new concern (the
+    thread's key still finds a known one), a conclusion loses its thread, a report is
+    dropped."""
+    ids = {thread.number: thread.memory_id for thread in threads}
+
+    def mapped(candidate: Candidate) -> Candidate:
+        return dataclasses.replace(
+            candidate,
+            thread=ids.get(candidate.thread) if candidate.thread else None,
+            concludes=ids.get(candidate.concludes) if candidate.concludes else None,
+        )
+
+    return ExtractionResult(
+        candidates=tuple(mapped(candidate) for candidate in result.candidates),
+        reports=tuple(
+            dataclasses.replace(report, thread=ids[report.thread])
+            for report in result.reports
+            if report.thread in ids
+        ),
+    )
 
 
 class Dropped(StrEnum):
@@ -228,7 +350,7 @@ def filter_candidates(
     room = max(0, daily_cap - created_today)
     for candidate in candidates[:MAX_CANDIDATES]:
         sources = [lines[m] for m in candidate.evidence if m in lines and lines[m].role == "user"]
-        reason = code_rule(candidate, sources)
+        reason = code_rule(candidate, sources, importance_floor=not rides_any_importance(candidate))
         if reason is None and candidate.text.casefold() in seen:
             reason = Dropped.DUPLICATE
         elif reason is None and len(kept) >= room:
@@ -239,6 +361,34 @@ def filter_candidates(
         else:
             dropped.append((candidate, reason))
     return Filtered(tuple(kept), tuple(dropped))
+
+
+def trusted_reports(
+    reports: Sequence[ThreadReport],
+    transcript: Sequence[TranscriptLine],
+    threads: Sequence[KnownThread],
+    *,
+    own: Callable[[TranscriptLine], bool],
+) -> tuple[ThreadReport, ...]:
+    """The reports code can stand behind: each rests on the persona's `own` line of this
+    slice, and that line names the thread (an anchor, or its subject: `threads.mentions`)
+    — else nothing was raised, whatever a model says (seed 004: a persona that did not
+    name it did not ask it). One per thread; `thread` is a memory id here."""
+    lines = {line.message_id: line for line in transcript if own(line)}
+    texts = {thread.memory_id: thread.text for thread in threads}
+    kept: dict[str, ThreadReport] = {}
+    for report in reports:
+        line = lines.get(report.raised_in)
+        text = texts.get(report.thread)
+        if line is not None and text is not None and mentions(line.content, text):
+            kept.setdefault(report.thread, report)
+    return tuple(kept.values())
+
+
+def rides_any_importance(candidate: Candidate) -> bool:
+    """A beat of a thread already followed, or the fact that concludes one: small by
+    nature, and the story is lost without them (seed 004 §3, the promise floor widened)."""
+    return candidate.continues_thread or candidate.concludes is not None
 
 
 def code_rule(
@@ -307,6 +457,8 @@ class ExtractionRun:
     created_at: datetime
     expires_at: datetime
     candidates: tuple[Candidate, ...] = ()
+    # Each thread the persona raised in the slice and how the person met it (memory ids).
+    reports: tuple[ThreadReport, ...] = ()
     dropped: Mapping[str, int] = field(default_factory=dict)  # reason → how many
     routed_at: datetime | None = None
     written: tuple[str, ...] = ()  # memory ids written or changed by routing
@@ -340,6 +492,7 @@ def run_to_json(run: ExtractionRun) -> dict[str, Any]:
         "created_at": run.created_at.isoformat(),
         "expires_at": run.expires_at.isoformat(),
         "candidates": [candidate.to_json() for candidate in run.candidates],
+        "reports": [report.to_json() for report in run.reports],
         "dropped": dict(run.dropped),
         "routed_at": run.routed_at.isoformat() if run.routed_at else None,
         "written": list(run.written),
@@ -360,6 +513,7 @@ def run_from_json(data: Mapping[str, Any]) -> ExtractionRun:
         created_at=datetime.fromisoformat(data["created_at"]),
         expires_at=datetime.fromisoformat(data["expires_at"]),
         candidates=tuple(Candidate.from_json(c) for c in data.get("candidates") or ()),
+        reports=tuple(ThreadReport.from_json(r) for r in data.get("reports") or ()),
         dropped={str(k): int(v) for k, v in (data.get("dropped") or {}).items()},
         routed_at=datetime.fromisoformat(data["routed_at"]) if data.get("routed_at") else None,
         written=tuple(str(m) for m in data.get("written") or ()),

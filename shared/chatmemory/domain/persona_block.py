@@ -10,7 +10,7 @@ every order below is total (score, then newest, then id; humans by user id).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
@@ -19,6 +19,7 @@ from chatmemory.domain import rules
 from chatmemory.domain.audience import Visible
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.prompt import one_line
+from chatmemory.domain.threads import shown_threads
 from chatmemory.domain.time import require_utc, to_month
 
 # The seed's starting points, borrowed from the sources; the exam tunes them (seed 000 §8).
@@ -32,6 +33,9 @@ PER_HUMAN: Final = 10
 CHARS_LIMIT: Final = 1200
 # Kindroid's diversity rule: at most this many of one kind before the rest.
 PER_KIND_FIRST_PASS: Final = 2
+# The threads' share of the block (seed 004: the 1,200-char budget stands): two or three
+# lines with their ages and notes, so following a story never crowds the facts out.
+THREAD_CHARS: Final = 480
 
 # They are the reason initiative exists: a follow-up the persona owes, or was asked for.
 RIDERS: Final = frozenset({Kind.OPEN_LOOP, Kind.PROMISE})
@@ -47,17 +51,38 @@ _TAIL: Final = (
     "open loop or a promise when the moment fits, keep a confidence line for that "
     "person alone, and never recite them."
 )
+# Said only when the block follows someone's story (seed 004 §4, laws 1 and 5).
+_THREADS_TAIL: Final = (
+    "The threads are parts of their story you follow: raise at most one, only at a moment "
+    "that invites it, by its details exactly as written, and only as its note allows."
+)
+_THREADS_HEADING: Final = "threads you're following:"
+#: how the block's last frame line starts on a reunion (seed 004 ③)
+CUE_PREFIX: Final = "When you first speak here: "
+#: what a turn adds after the room's last line while that cue is still to be acted on
+OPENING_TURN: Final = "(Your first words since they came back: open as the reunion cue says.)"
 _TAGS: Final = {Kind.OPEN_LOOP: "open loop", Kind.PROMISE: "promise"}
 _ARC_ENDED: Final = frozenset({Status.CLOSED, Status.SUPERSEDED})
 
 
 @dataclass(frozen=True, slots=True)
+class ThreadSeat:
+    """A thread taken into the block, with its line as rendered on the day it was built
+    (its age and what the moment allows)."""
+
+    item: Visible
+    line: str
+
+
+@dataclass(frozen=True, slots=True)
 class Section:
-    """One present human's part of the block (or the world's): their note and lines."""
+    """One present human's part of the block (or the world's): their note, their lines,
+    and under them the threads of their story the persona follows."""
 
     heading: str  # "u:<user id>" or "world"
     note: str = ""
     lines: tuple[Visible, ...] = ()
+    threads: tuple[ThreadSeat, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -167,6 +192,8 @@ def take(
     *,
     notes: Mapping[str, str],
     chars_limit: int = CHARS_LIMIT,
+    now: datetime | None = None,
+    asked_here_today: bool = False,
 ) -> tuple[Section, ...]:
     """The sections to render: per present human (and the world) their note, their open
     loops and promises, then the top PER_HUMAN after the diversity pass, within
@@ -179,21 +206,33 @@ def take(
     skipped and a shorter one after it may still fit. A row whose
     human is not present is not taken (the audience rule already drops it; this is the
     second lock).
+
+    Threads (seed 004) are not ranked with the facts: after the riders, each human's
+    threads that the day lets the block show (`threads.shown_threads`, as of `now`; what
+    invites first) take seats within THREAD_CHARS of the limit, so the facts keep the rest.
     """
     headings = [_USER_PREFIX + user for user in sorted(present)] + [WORLD]
     by_heading: dict[str, list[Visible]] = {heading: [] for heading in headings}
+    threads_of: dict[str, list[Visible]] = {heading: [] for heading in headings}
     for item in ranked:
         heading = heading_of(item.memory)
         if heading in by_heading:
-            by_heading[heading].append(item)
+            target = threads_of if item.memory.kind is Kind.THREAD else by_heading
+            target[heading].append(item)
     chosen: dict[str, list[Visible]] = {heading: [] for heading in headings}
+    seated: dict[str, list[ThreadSeat]] = {heading: [] for heading in headings}
     section_notes = {
         _USER_PREFIX + user: note for user, note in notes.items() if user in present and note
     }
 
     def sections() -> tuple[Section, ...]:
         return tuple(
-            Section(heading, section_notes.get(heading, ""), tuple(chosen[heading]))
+            Section(
+                heading,
+                section_notes.get(heading, ""),
+                tuple(chosen[heading]),
+                tuple(seated[heading]),
+            )
             for heading in headings
         )
 
@@ -209,12 +248,50 @@ def take(
         heading = heading_of(item.memory)
         if heading in chosen:
             fits(heading, item)
+    if now is not None:
+        _seat_threads(
+            threads_of,
+            seated,
+            sections,
+            now=now,
+            asked_here_today=asked_here_today,
+            chars_limit=chars_limit,
+        )
     queues = {heading: _the_rest(items) for heading, items in by_heading.items()}
     for round_ in range(PER_HUMAN):
         for heading in headings:
             if round_ < len(queues[heading]):
                 fits(heading, queues[heading][round_])
     return sections()
+
+
+def _seat_threads(
+    threads_of: Mapping[str, list[Visible]],
+    seated: dict[str, list[ThreadSeat]],
+    sections: Callable[[], tuple[Section, ...]],
+    *,
+    now: datetime,
+    asked_here_today: bool,
+    chars_limit: int,
+) -> None:
+    """Each human's shown threads, what invites first, within THREAD_CHARS of thread lines
+    and the block's limit; a line that does not fit is skipped (never clipped: a cut
+    anchor is worse than no thread)."""
+    used = 0
+    for heading, items in threads_of.items():
+        confidence = {item.memory.memory_id: item for item in items}
+        views = shown_threads(
+            [item.memory for item in items], now.date(), asked_here_today=asked_here_today
+        )
+        for view in views:
+            line = view.line
+            if used + len(line) + 1 > THREAD_CHARS:
+                continue
+            seated[heading].append(ThreadSeat(confidence[view.memory.memory_id], line))
+            if len(render_body(sections())) > chars_limit:
+                seated[heading].pop()
+                continue
+            used += len(line) + 1
 
 
 def _the_rest(items: Sequence[Visible]) -> list[Visible]:
@@ -227,14 +304,21 @@ def _the_rest(items: Sequence[Visible]) -> list[Visible]:
 # ---- render --------------------------------------------------------------------------
 
 
-def render(persona: str, sections: Sequence[Section]) -> str:
+def render(persona: str, sections: Sequence[Section], cue: str | None = None) -> str:
     """The block's text: its frame (header, tail rule) around the sections' lines; "" when
-    no section holds anything, so an empty block costs nothing."""
+    no section holds anything, so an empty block costs nothing. With threads, the tail
+    says how to raise one; with a `cue` (the return greeting, seed 004 ③), the frame ends
+    with how to open."""
     body = render_body(sections)
     if not body:
         return ""
     header = f"What {persona} remembers (know it; don't announce it)"
-    return "\n".join([_OPEN, header, body, _TAIL, _CLOSE])
+    frame = [_OPEN, header, body, _TAIL]
+    if any(section.threads for section in sections):
+        frame.append(_THREADS_TAIL)
+    if cue:
+        frame.append(f"{CUE_PREFIX}{one_line(cue)}")
+    return "\n".join([*frame, _CLOSE])
 
 
 def render_body(sections: Sequence[Section]) -> str:
@@ -246,12 +330,15 @@ def render_body(sections: Sequence[Section]) -> str:
     """
     lines: list[str] = []
     for section in sections:
-        if not section.note and not section.lines:
+        if not section.note and not section.lines and not section.threads:
             continue
         lines.append(section.heading)
         if section.note:
             lines.append(note_line(section.note))
         lines.extend(render_line(item) for item in section.lines)
+        if section.threads:
+            lines.append(_THREADS_HEADING)
+            lines.extend(seat.line for seat in section.threads)
     return "\n".join(lines)
 
 
@@ -291,9 +378,15 @@ def build_persona_block(
     now: datetime,
     relevance: Mapping[str, float] | None = None,
     chars_limit: int = CHARS_LIMIT,
+    asked_here_today: bool = False,
+    cue: str | None = None,
 ) -> PersonaBlock:
     """The persona's block for the humans in the room now: ranked, diversified, taken
     within `chars_limit` characters of lines, rendered, with its meter.
+
+    Threads among `visible` are shown as the day `now` allows them (`asked_here_today`: a
+    thread was raised in this room today already); `cue` is the return greeting's line
+    for a reunion.
 
     `visible` is the audience rule's output; `present` the user ids in the room; `notes`
     each present user's memory note (user id → note), for the users whose switches let
@@ -303,11 +396,25 @@ def build_persona_block(
     rules.persona(persona)
     rules.int_range("chars_limit", chars_limit, 1)
     ranked = rank(_unique(visible), now=now, relevance=relevance)
-    sections = take(present, ranked, notes=notes, chars_limit=chars_limit)
+    sections = take(
+        present,
+        ranked,
+        notes=notes,
+        chars_limit=chars_limit,
+        now=now,
+        asked_here_today=asked_here_today,
+    )
     return PersonaBlock(
         persona=persona,
-        text=render(persona, sections),
-        memory_ids=tuple(item.memory.memory_id for s in sections for item in s.lines),
+        text=render(persona, sections, cue),
+        memory_ids=tuple(
+            memory_id
+            for s in sections
+            for memory_id in (
+                *(item.memory.memory_id for item in s.lines),
+                *(seat.item.memory.memory_id for seat in s.threads),
+            )
+        ),
         chars_current=len(render_body(sections)),
         chars_limit=chars_limit,
     )

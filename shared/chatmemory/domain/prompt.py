@@ -1,7 +1,8 @@
 """The prompt: built from blocks in one fixed, cache-friendly order. Pure.
 
-Order (seed 002): system rules, profile, note, summary, recent turns, the retrieved
-memories with their dates, the new message. Stable parts come first so the provider's
+Order (seed 002): system rules, profile, note, the threads the persona follows (seed 004:
+under the facts), summary, recent turns, the return greeting's cue on a reopened chat, the
+retrieved memories with their dates, the new message. Stable parts come first so the provider's
 prompt cache keeps working: breakpoints after the system rules (never change), after
 profile + note + summary (change on a profile rebuild or a fold), and on the last recent
 turn (grows until the next fold). The rendered prompt is a pure function of the blocks
@@ -54,6 +55,16 @@ class RememberedLine:
 
 
 @dataclass(frozen=True, slots=True)
+class ThreadLine:
+    """A thread the persona follows, as the model sees it: its current state, and the line
+    that adds how long ago it was last heard and what the moment allows (seed 004)."""
+
+    memory_id: str
+    text: str
+    line: str  # "- <text> (last heard 12 days ago · <annotation>)"
+
+
+@dataclass(frozen=True, slots=True)
 class ContextBlocks:
     system: str
     profile: str = ""
@@ -61,6 +72,9 @@ class ContextBlocks:
     summary: str = ""
     recent: tuple[Turn, ...] = ()
     memories: tuple[RememberedLine, ...] = ()
+    threads: tuple[ThreadLine, ...] = ()
+    # The return greeting: a chat reopened after quiet days opens as a reunion (seed 004 ③).
+    kickoff: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +113,28 @@ def render_profile_block(profile: str, note: str) -> str:
             f"in their words:\n{neutralise(note)}\n</user_note>"
         )
     return "\n\n".join(parts)
+
+
+THREADS_RULE = (
+    "The parts of the user's story you are following: how long since they last mentioned "
+    "each, and what the moment allows. Ask about at most one in this whole conversation, "
+    "only at a moment that invites it (a greeting, a lull, a related topic), in your own "
+    "words and by its details — names, dates and numbers exactly as written here. Leave "
+    "alone any marked to leave or to rest, and never ask about two."
+)
+
+
+def render_threads_block(threads: tuple[ThreadLine, ...]) -> str:
+    if not threads:
+        return ""
+    lines = "\n".join(one_line(thread.line) for thread in threads)
+    return f"<threads>\n{THREADS_RULE}\n{lines}\n</threads>"
+
+
+def render_kickoff(kickoff: str) -> str:
+    if not kickoff:
+        return ""
+    return f"<kickoff>\n{one_line(kickoff)}\n</kickoff>"
 
 
 def render_summary_block(summary: str) -> str:
@@ -147,14 +183,17 @@ def render(blocks: ContextBlocks, message: str) -> RenderedPrompt:
         part
         for part in (
             render_profile_block(blocks.profile, blocks.note),
+            render_threads_block(blocks.threads),
             render_summary_block(blocks.summary),
         )
         if part
     )
     if stable:
         system.append(SystemBlock(stable, cache=True))
-    memories = render_memories(blocks.memories)
-    final = f"{memories}\n\n{message}" if memories else message
+    before = "\n\n".join(
+        part for part in (render_kickoff(blocks.kickoff), render_memories(blocks.memories)) if part
+    )
+    final = f"{before}\n\n{message}" if before else message
     turns = _alternating([*blocks.recent, Turn("user", final)])
     messages = [
         PromptMessage(turn.role, turn.content, cache=index == len(turns) - 2)

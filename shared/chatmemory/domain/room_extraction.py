@@ -21,6 +21,7 @@ from chatmemory.domain.extraction import (
     RoomSeat,
     TranscriptLine,
     code_rule,
+    rides_any_importance,
 )
 from chatmemory.domain.memory import Kind
 
@@ -73,9 +74,8 @@ def filter_room_candidates(
         reason = _scope_rule(candidate, present)
         if reason is None:
             sources = _sources(candidate, evidence, persona_speaker, present)
-            reason = code_rule(
-                candidate, sources, importance_floor=candidate.kind not in FLOOR_EXEMPT
-            )
+            exempt = candidate.kind in FLOOR_EXEMPT or rides_any_importance(candidate)
+            reason = code_rule(candidate, sources, importance_floor=not exempt)
         key = cap_key(candidate)
         identity = (key, candidate.text.casefold())
         if reason is None and identity in seen:

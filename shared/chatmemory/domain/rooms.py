@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
 
 from chatmemory.domain import rules
@@ -45,6 +45,9 @@ class Room:
     version: int = 0
     last_seq: int = 0
     last_message_at: datetime | None = None
+    # The last day a persona raised one of someone's threads here: one stamp for every
+    # persona in the room, so two minds never both ask on one day (seed 004 law 8).
+    threads_asked_on: date | None = None
 
     def __post_init__(self) -> None:
         rules.opaque_id("room_id", self.room_id)
@@ -66,6 +69,8 @@ class Room:
             object.__setattr__(
                 self, "last_message_at", require_utc("last_message_at", self.last_message_at)
             )
+        if self.threads_asked_on is not None and type(self.threads_asked_on) is not date:
+            raise InvalidField("threads_asked_on", "must be a date")
 
     @property
     def is_private_chat(self) -> bool:

@@ -30,6 +30,8 @@ from typing import Any, Final, TypeVar
 
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.events import Op
+from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.prompt import one_line
 from chatmemory.domain.time import require_utc
 
@@ -226,6 +228,7 @@ class Ripeness(StrEnum):
     SETTLED = "settled"  # concluded and acknowledged (or long quiet): silence
     STALE = "stale"  # live, quiet past STALE_AFTER x its rhythm: the next review's catch
     DORMANT = "dormant"  # gone quiet or crowded out: never asked about
+    ASKED_HERE = "asked_here"  # would be ripe, but a thread was raised here today already
 
 
 ANNOTATIONS: Final[Mapping[Ripeness, str]] = MappingProxyType(
@@ -236,16 +239,24 @@ ANNOTATIONS: Final[Mapping[Ripeness, str]] = MappingProxyType(
         Ripeness.SLEEPING: "they steered away from it last time — let it lie for now",
         Ripeness.LEAVE: "they changed the subject last time — leave it unless they bring it up",
         Ripeness.RESOLVED: "it's settled — acknowledge it once, in a line, then let it go",
+        Ripeness.ASKED_HERE: "one of their threads was already raised here today — leave it",
     }
 )
 #: what the block never shows: nothing in it is for the persona to raise
 HIDDEN: Final = frozenset({Ripeness.SETTLED, Ripeness.STALE, Ripeness.DORMANT})
 
 
-def ripeness(meta: ThreadMeta, last_beat: date, today: date) -> Ripeness:
+def ripeness(
+    meta: ThreadMeta, last_beat: date, today: date, *, asked_here_today: bool = False
+) -> Ripeness:
     """Whether the persona may raise the thread today, given its last beat (the day the
-    person last said something about it). What restrains is checked before what invites."""
-    return _restraint(meta, last_beat, today) or _invitation(meta, last_beat, today)
+    person last said something about it). What restrains is checked before what invites.
+
+    `asked_here_today`: a thread was already raised in this room (or this conversation)
+    today, by any persona — one ask per room per day (law 8), one per opening (law 1); a
+    ripe thread then waits for another day."""
+    state = _restraint(meta, last_beat, today) or _invitation(meta, last_beat, today)
+    return Ripeness.ASKED_HERE if asked_here_today and state is Ripeness.RIPE else state
 
 
 def annotation(state: Ripeness) -> str:
@@ -259,11 +270,13 @@ def room_may_ask(last_ask_in_room: date | None, today: date) -> bool:
     return last_ask_in_room is None or last_ask_in_room < today
 
 
-def thread_line(text: str, meta: ThreadMeta, last_beat: date, today: date) -> str | None:
+def thread_line(
+    text: str, meta: ThreadMeta, last_beat: date, today: date, *, asked_here_today: bool = False
+) -> str | None:
     """`- <text> (last heard 12 days ago · <annotation>)`; None for a thread the block does
     not show (settled, stale, dormant). The text is never clipped: a cut anchor ("$10" of
     "$100") is worse than no thread (law 5); THREAD_TEXT_MAX binds the writer."""
-    state = ripeness(meta, last_beat, today)
+    state = ripeness(meta, last_beat, today, asked_here_today=asked_here_today)
     if state in HIDDEN:
         return None
     tags = [f"last heard {heard_ago((today - last_beat).days)}", annotation(state)]
@@ -295,6 +308,283 @@ def return_cue(last_seen: datetime | None, now: datetime, ripe_anchor: str | Non
             ripe_anchor
         )
     return f"{cue} Ask at most one thing, and only what the moment invites."
+
+
+# ---- a thread as a row -------------------------------------------------------------------
+
+
+def last_beat_of(memory: Memory) -> date:
+    """The day the person last said something about it: every beat is a new version, so
+    the version's own creation is its beat (a change of manners never moves it)."""
+    return memory.created_at.date()
+
+
+def meta_of(memory: Memory) -> ThreadMeta:
+    """A thread row's manners. A row whose meta cannot be read is treated as dormant: a
+    thread the persona is unsure about is one it never raises."""
+    try:
+        return ThreadMeta.from_meta(memory.meta)
+    except InvalidField:
+        return ThreadMeta(status=ThreadStatus.DORMANT)
+
+
+def with_manners(row_meta: Mapping[str, Any], meta: ThreadMeta) -> dict[str, Any]:
+    """The row's meta with the thread's manners replaced and everything else (its uses)
+    kept as it was."""
+    return {**dict(row_meta), **meta.to_meta()}
+
+
+def review_date(memory: Memory) -> date | None:
+    """The first day the nightly review would put this thread to sleep: for a visible
+    active row of kind `thread` whose status is live; None for every other row. The stores
+    index live threads by it, so the review reads only the ones it has to."""
+    if memory.kind is not Kind.THREAD or memory.status is not Status.ACTIVE:
+        return None
+    meta = meta_of(memory)
+    if meta.status is not ThreadStatus.LIVE:
+        return None
+    start = last_beat_of(memory)
+    if meta.cadence is Cadence.EVENT and meta.event_on is not None:
+        start = max(start, meta.event_on)
+    return start + timedelta(days=STALE_AFTER * meta.rhythm_days + 1)
+
+
+def with_beat(meta: ThreadMeta, *, cadence: Cadence | None, event_on: date | None) -> ThreadMeta:
+    """The manners once the person said something new about it: they raised it, so it is
+    theirs to follow again (a clean slate), at the cadence and date the beat gives."""
+    fresh = reopened_by_user(meta)
+    return dataclasses.replace(
+        fresh,
+        cadence=cadence or fresh.cadence,
+        event_on=event_on if event_on is not None else fresh.event_on,
+    )
+
+
+# ---- what the extractor reports about a spell ----------------------------------------------
+
+
+class Response(StrEnum):
+    """How the person met a thread the persona raised."""
+
+    ANSWERED = "answered"  # took it up
+    DEFLECTED = "deflected"  # a short or sideways reply, a change of subject
+    UNANSWERED = "unanswered"  # the spell ended before they said anything
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadReport:
+    """Post hoc, from the transcript: the persona raised this thread in the spell (its own
+    line names the thread's subject) and how the person met it. `thread` is the known
+    thread's number as the extractor saw it ("T1"), and its memory id once the service
+    mapped it back; `raised_in` the message id of the persona's line."""
+
+    thread: str
+    raised_in: str
+    response: Response
+
+    def __post_init__(self) -> None:
+        rules.opaque_id("thread", self.thread)
+        rules.opaque_id("raised_in", self.raised_in, max_len=160)
+        object.__setattr__(self, "response", _choice("response", Response, self.response))
+
+    def to_json(self) -> dict[str, str]:
+        return {"thread": self.thread, "raised_in": self.raised_in, "response": self.response}
+
+    @classmethod
+    def from_json(cls, data: Mapping[str, Any]) -> ThreadReport:
+        return cls(str(data["thread"]), str(data["raised_in"]), str(data["response"]))  # type: ignore[arg-type]
+
+
+def after_spell(
+    meta: ThreadMeta,
+    *,
+    raised_on: date | None = None,
+    response: Response | None = None,
+    beat: bool = False,
+    cadence: Cadence | None = None,
+    event_on: date | None = None,
+) -> ThreadMeta:
+    """The manners after a quiet spell: the persona's raise and the person's answer first
+    (`raised_on`, `response`), then the person's own beat on it, which reopens it.
+
+    A raise on a day the thread is already stamped with is the same raise, counted once:
+    a retried spell never deflects a thread twice (and one ask a day is all the manners
+    allow anyway)."""
+    if response is not None and raised_on is not None and meta.asked != raised_on:
+        step = {
+            Response.ANSWERED: answered,
+            Response.DEFLECTED: deflected,
+            Response.UNANSWERED: asked,
+        }[response]
+        meta = step(meta, raised_on)
+    if beat:
+        meta = with_beat(meta, cadence=cadence, event_on=event_on)
+    return meta
+
+
+def manner_ops(before: ThreadMeta, after: ThreadMeta) -> tuple[Op, ...]:
+    """What a change of manners says in the thread's history (ops only, never words): a
+    raise, a deflection, and each change of status."""
+    ops: list[Op] = []
+    if after.deflects > before.deflects:
+        ops.append(Op.DEFLECTED)
+    elif after.asked != before.asked and after.asked is not None:
+        ops.append(Op.ASKED)
+    if after.status is not before.status:
+        ops.append(
+            {
+                ThreadStatus.DORMANT: Op.DORMANT,
+                ThreadStatus.RESOLVED: Op.RESOLVED,
+                ThreadStatus.LIVE: Op.REOPENED,
+            }[after.status]
+        )
+    return tuple(ops)
+
+
+# ---- saying a thread's name ------------------------------------------------------------------
+
+_APOSTROPHES = "'\u2019"
+_WORD = re.compile(r"[$€£¥]?[\w'\u2019]+(?:[.,:/-][\w'\u2019]+)*%?")
+# Words too common to name anything, and sentence openers a thread's text starts with.
+_COMMON: Final = frozenset(
+    """
+    a about after again all also am an and any are as at be been before being both but by
+    can could did do does doing done for from get gets getting go goes going gone got had
+    has have having he her here him his how i i'm if in into is it it's its just know last
+    let like me more most my new next no not now of on one or our out over said say says
+    see she so some still such than that the their them then there these they thing things
+    this those though through to too until up us very was way we well were what when where which
+    while who why will with would yet you your yours
+    monday tuesday wednesday thursday friday saturday sunday today tomorrow yesterday week
+    weeks month months year years day days time
+    """.split()  # noqa: SIM905 - a reviewed word list reads best as prose
+)
+_SUFFIXES: Final = ("ings", "ing", "ers", "er", "ed", "es", "s")
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)]
+    return word
+
+
+def _words(text: str) -> tuple[frozenset[str], frozenset[str]]:
+    """(anchors, subject words): anchors are what a friend would quote — numbers, amounts,
+    dates and names (capitalised mid-sentence, or any weekday or month); subject words
+    the other meaningful words, stemmed ("hunting" names "hunt")."""
+    anchors: set[str] = set()
+    subject: set[str] = set()
+    sentence_start = True
+    for match in _WORD.finditer(text):
+        token = match.group(0).strip(_APOSTROPHES)
+        folded = token.casefold()
+        if _is_anchor(token, folded, sentence_start=sentence_start):
+            anchors.add(folded)
+        for part in re.split(r"[-/]", folded):
+            if len(part) >= 3 and part not in _COMMON and not part.isdigit():
+                subject.add(_stem(part))
+        sentence_start = text[match.end() : match.end() + 1] in {".", "!", "?", ":"}
+    return frozenset(anchors), frozenset(subject)
+
+
+def _is_anchor(token: str, folded: str, *, sentence_start: bool) -> bool:
+    """A number, a date or a calendar name; a capitalised word mid-sentence; or a word of
+    several capitals (TSLA, NYC), a name wherever it stands."""
+    return (
+        any(ch.isdigit() for ch in token)
+        or folded in _CALENDAR
+        or (token[:1].isupper() and not sentence_start and folded not in _COMMON)
+        or sum(ch.isupper() for ch in token) >= 2
+    )
+
+
+_CALENDAR: Final = frozenset(
+    """
+    monday tuesday wednesday thursday friday saturday sunday january february march april
+    may june july august september october november december
+    """.split()  # noqa: SIM905 - a reviewed word list reads best as prose
+)
+
+
+def mentions(line: str, thread_text: str) -> bool:
+    """Does `line` name the thread — one of its anchors (a number, a date, a name), or two
+    of its subject words? A line that names neither has not raised it: "let's talk about
+    something else" names no thread, "how did the second round at Acme go?" does."""
+    anchors, subject = _words(thread_text)
+    said_anchors, said_subject = _words(line)
+    named_anchors = anchors & said_anchors
+    if named_anchors - _CALENDAR or len(named_anchors) >= 2:
+        return True
+    return len(subject & said_subject) >= 2 or bool(named_anchors and subject & said_subject)
+
+
+# ---- what the block shows --------------------------------------------------------------------
+
+#: the order thread lines are offered in: what invites first, then what restrains
+_SHOWN_ORDER: Final = (
+    Ripeness.RIPE,
+    Ripeness.RESOLVED,
+    Ripeness.NOT_YET,
+    Ripeness.RECENT,
+    Ripeness.ASKED_HERE,
+    Ripeness.RESTING,
+    Ripeness.SLEEPING,
+    Ripeness.LEAVE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class ThreadView:
+    """A thread as the block shows it today: its row, manners, state and rendered line."""
+
+    memory: Memory
+    meta: ThreadMeta
+    state: Ripeness
+    line: str
+
+
+def shown_threads(
+    rows: Sequence[Memory], today: date, *, asked_here_today: bool = False
+) -> list[ThreadView]:
+    """The thread rows a block shows (active, kind `thread`, not hidden by their state),
+    what invites first, then newest beat first, then by id — the same rows always render
+    the same lines in the same order."""
+    views: list[ThreadView] = []
+    for memory in rows:
+        if memory.kind is not Kind.THREAD or memory.status is not Status.ACTIVE:
+            continue
+        meta, beat = meta_of(memory), last_beat_of(memory)
+        line = thread_line(memory.text, meta, beat, today, asked_here_today=asked_here_today)
+        if line is None:
+            continue
+        state = ripeness(meta, beat, today, asked_here_today=asked_here_today)
+        views.append(ThreadView(memory, meta, state, line))
+    views.sort(
+        key=lambda v: (
+            _SHOWN_ORDER.index(v.state),
+            -last_beat_of(v.memory).toordinal(),
+            v.memory.memory_id,
+        )
+    )
+    return views
+
+
+def cue_thread(views: Sequence[ThreadView]) -> ThreadView | None:
+    """The one thread a reunion may open with: the first ripe one (an event whose day has
+    passed before a quieter thread, as `shown_threads` orders them), or none."""
+    return next((view for view in views if view.state is Ripeness.RIPE), None)
+
+
+def first_since_return(said: Sequence[tuple[str, datetime]], speaker: str) -> bool:
+    """Has `speaker` said nothing since the person came back — since the last quiet spell of
+    RETURN_AFTER_DAYS between two lines of `said` (who, when), or since the first line?
+    Only then does a reunion's cue still stand: after its opening it is spent."""
+    start = 0
+    for index in range(1, len(said)):
+        if said[index][1] - said[index - 1][1] >= timedelta(days=RETURN_AFTER_DAYS):
+            start = index
+    return all(who != speaker for who, _ in said[start:])
 
 
 # ---- the small parts ------------------------------------------------------------------------
