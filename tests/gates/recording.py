@@ -8,21 +8,22 @@ no MEMORY_WRITE for its user.
 How each method counts (ARCHITECTURE.md: "Temporary chats read and write nothing;
 `enabled: false` stops reads and writes"):
 - MEMORY_READ: anything that returns what is remembered or derived from it — memory
-  rows, a persona's own rows, digests, vectors, the profile, memory events, notices,
-  extraction runs (their candidates quote the user), a persona's room block (it quotes
-  memories), and a vector search.
-- MEMORY_WRITE: anything that changes it — memory rows, a persona's own rows, use
-  counts, tombstones, purges, "forget everything" (and taking the user out of the
-  witnessed lists, and their lines out of the room transcripts), runs, the profile,
-  events, notices, the settings, a persona's room block, and the index's upserts and
-  removals.
+  rows (a user's threads among them), a persona's own rows, digests, vectors, the
+  profile, memory events, notices, extraction runs (their candidates quote the user), a
+  persona's room block (it quotes memories), and a vector search.
+- MEMORY_WRITE: anything that changes it — memory rows (a thread's manners too), a
+  persona's own rows, use counts, tombstones, purges, "forget everything" (and taking
+  the user out of the witnessed lists, and their lines out of the room transcripts),
+  runs, the profile, events, notices, the settings, a persona's room block, and the
+  index's upserts and removals.
 - DELETION_CHECK: reading tombstones (and the "forget everything" watermark). They hold
   ids and times, never words, and the read path reads them only to withhold text (a
   summary that may still hold a deleted fact), so a chat that must not read memory may
   still check them.
 - CHAT: the conversation and its messages, its summary and its extraction cursor; a
-  room, its members, its transcript and each persona's cursor there. A temporary
-  chat's own turns are the chat itself, not memory (its messages expire).
+  room, its members, its transcript, each persona's cursor there and the last day a
+  thread was raised in it (a day: no user, no text). A temporary chat's own turns are
+  the chat itself, not memory (its messages expire).
 - CONTROL: reading the settings — how a turn learns that memory is off.
 - SWEEP: the cross-user (and cross-room) listings the background sweeps start from (no
   user, no text).
@@ -55,6 +56,7 @@ from chatmemory.ports.recall_source import RecallSource
 from chatmemory.ports.rooms import RoomStore
 from chatmemory.ports.runs import RunStore
 from chatmemory.ports.stores import Stores
+from chatmemory.ports.threads import ThreadStore
 from chatmemory.ports.user_state import UserStateStore
 from chatmemory.ports.vector_index import VectorIndex
 
@@ -86,8 +88,10 @@ STORE_ACCESS: dict[str, Access] = {
     "list_notices": Access.MEMORY_READ,
     "notices_about": Access.MEMORY_READ,
     "get_extraction_run": Access.MEMORY_READ,
+    "list_threads": Access.MEMORY_READ,  # a user's thread rows, every turn
     "add_memory": Access.MEMORY_WRITE,
     "put_memory": Access.MEMORY_WRITE,
+    "set_thread_meta": Access.MEMORY_WRITE,  # a thread's manners
     "supersede_memory": Access.MEMORY_WRITE,
     "close_memory": Access.MEMORY_WRITE,
     "record_use": Access.MEMORY_WRITE,
@@ -142,12 +146,14 @@ STORE_ACCESS: dict[str, Access] = {
     "list_room_messages": Access.CHAT,
     "extraction_cursor": Access.CHAT,
     "advance_room_extraction": Access.CHAT,
+    "mark_threads_asked": Access.CHAT,  # the room's one stamp of a day: no text, no user
     # is memory on?
     "get_settings": Access.CONTROL,
     # the background sweeps' listings across users
     "pending_extractions": Access.SWEEP,
     "pending_purges": Access.SWEEP,
     "quiet_rooms": Access.SWEEP,
+    "threads_due": Access.SWEEP,  # the nightly review's ids
 }
 
 INDEX_ACCESS: dict[str, Access] = {
@@ -286,6 +292,7 @@ _STORE_PORTS: dict[str, type] = {
     "events": EventLog,
     "rooms": RoomStore,
     "persona_memories": PersonaMemoryStore,
+    "threads": ThreadStore,
 }
 _RECORDING_PORTS = {
     field: _recording(port, "store", STORE_ACCESS) for field, port in _STORE_PORTS.items()

@@ -15,17 +15,19 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from chatmemory.domain.events import MemoryEvent
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.ports.pages import MAX_PAGE, Page
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryQuery:
-    """Which of a user's memories to list. `status=None` means every status."""
+    """Which of a user's memories to list. `status=None` means every status, `kind=None`
+    every kind."""
 
     status: Status | None = Status.ACTIVE
     persona: str | None = None
     created_after: datetime | None = None
+    kind: Kind | None = None
 
 
 class MemoryStore(ABC):

@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from chatmemory.domain.extraction import Candidate, ExtractionInput
+from chatmemory.domain.extraction import Candidate, ExtractionInput, ExtractionResult
 from chatmemory.domain.prompt import RenderedPrompt, Turn
 from chatmemory.domain.routing import Neighbour, RouteDecision
 
@@ -80,11 +80,14 @@ class Model(ABC):
         """Fold `turns` into `summary` (empty: summarize from scratch), within max_tokens."""
 
     @abstractmethod
-    def extract(self, request: ExtractionInput) -> list[Candidate]:
-        """Candidate memories from a transcript slice: one call (fast tier).
+    def extract(self, request: ExtractionInput) -> ExtractionResult:
+        """Candidate memories from a transcript slice, and the report of each known thread
+        the persona raised in it: one call (fast tier).
 
-        Evidence must name message ids of the slice; items the model got wrong (bad
-        fields, unknown evidence) are dropped, not repaired. ModelUnavailable on failure.
+        Evidence must name message ids of the slice; a thread is named by the number it was
+        offered under ("T1"), never by id. Items the model got wrong (bad fields, unknown
+        evidence, a report on a line that is not the persona's) are dropped, not repaired.
+        ModelUnavailable on failure.
         """
 
     @abstractmethod

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 
 from chatmemory.domain.persona_block import PersonaBlock
 from chatmemory.domain.rooms import NewRoomMessage, Room, RoomMessage
@@ -59,6 +59,12 @@ class RoomStore(ABC):
 
         For "forget everything": the user's words leave every transcript they were said in.
         """
+
+    @abstractmethod
+    def mark_threads_asked(self, room_id: str, on: date) -> None:
+        """Stamp the room's `threads_asked_on` with `on` unless it already holds that day or
+        a later one (one stamp for every persona here: seed 004 law 8). RoomNotFound if
+        there is no such room."""
 
     @abstractmethod
     def put_block(self, room_id: str, version: int, block: PersonaBlock, at: datetime) -> None:

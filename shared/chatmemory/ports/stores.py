@@ -14,6 +14,7 @@ from chatmemory.ports.persona_memories import PersonaMemoryStore
 from chatmemory.ports.recall_source import RecallSource
 from chatmemory.ports.rooms import RoomStore
 from chatmemory.ports.runs import RunStore
+from chatmemory.ports.threads import ThreadStore
 from chatmemory.ports.unit_of_work import UnitOfWork
 from chatmemory.ports.user_state import UserStateStore
 
@@ -36,4 +37,5 @@ class Stores:
     events: EventLog
     rooms: RoomStore
     persona_memories: PersonaMemoryStore
+    threads: ThreadStore
     unit_of_work: UnitOfWork

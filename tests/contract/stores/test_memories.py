@@ -151,6 +151,24 @@ def test_listing_is_newest_first_and_filters_by_status_and_persona(
     ]
 
 
+def test_listing_by_kind_keeps_only_rows_of_that_kind(stores: Stores, clock: ManualClock) -> None:
+    # Given a fact, a thread and a preference of Alice's, and a thread of Bob's
+    fact = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    clock.advance(timedelta(minutes=1))
+    story = builders.memory(ALICE, "Interviewing at Acme.", clock.now(), kind=Kind.THREAD)
+    liking = builders.memory(ALICE, "Likes jazz.", clock.now(), kind=Kind.PREFERENCE)
+    bobs = builders.memory(BOB, "Training for a marathon.", clock.now(), kind=Kind.THREAD)
+    for memory in (fact, story, liking, bobs):
+        stores.memories.add_memory(memory)
+
+    # Then a listing of her threads holds her thread only, and a kind combines with a status
+    assert all_ids(stores, ALICE, MemoryQuery(kind=Kind.THREAD)) == [story.memory_id]
+    assert all_ids(stores, ALICE, MemoryQuery(kind=Kind.FACT)) == [fact.memory_id]
+    stores.memories.close_memory(ALICE, story.memory_id, clock.now())
+    assert all_ids(stores, ALICE, MemoryQuery(kind=Kind.THREAD)) == []
+    assert all_ids(stores, ALICE, MemoryQuery(status=None, kind=Kind.THREAD)) == [story.memory_id]
+
+
 def test_created_after_keeps_only_newer_rows(stores: Stores, clock: ManualClock) -> None:
     old = builders.memory(ALICE, "Lives in Pune.", clock.now())
     stores.memories.add_memory(old)

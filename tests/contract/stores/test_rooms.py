@@ -90,6 +90,7 @@ def test_a_room_reads_back_with_every_field_and_cannot_be_created_twice(
         version=3,
         last_seq=7,
         last_message_at=clock.now() + timedelta(minutes=1),
+        threads_asked_on=clock.now().date(),
     )
 
     # When it is stored
@@ -136,6 +137,65 @@ def test_a_change_that_changes_no_member_keeps_the_version(
 def test_members_change_in_a_room_that_does_not_exist_is_refused(stores: Stores) -> None:
     with pytest.raises(RoomNotFound):
         stores.rooms.change_members("room_missing", join=[BOB])
+
+
+# ---- the day a thread was last raised (one ask per room per day) -------------------------
+
+
+def test_marking_threads_asked_stamps_the_room_and_a_later_day_moves_the_stamp(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a room where no thread was ever raised
+    room = created(stores, clock)
+    today = clock.now().date()
+    assert room.threads_asked_on is None
+
+    # When a persona raises one today, and another tomorrow
+    stores.rooms.mark_threads_asked(room.room_id, today)
+    stamped = stores.rooms.get_room(room.room_id)
+    stores.rooms.mark_threads_asked(room.room_id, today + timedelta(days=1))
+
+    # Then the room says so each time, and nothing else about it changed
+    assert stamped == dataclasses.replace(room, threads_asked_on=today)
+    assert stores.rooms.get_room(room.room_id) == dataclasses.replace(
+        room, threads_asked_on=today + timedelta(days=1)
+    )
+
+
+def test_marking_threads_asked_on_the_same_or_an_earlier_day_keeps_the_stamp(
+    stores: Stores, clock: ManualClock
+) -> None:
+    room = created(stores, clock)
+    today = clock.now().date()
+    stores.rooms.mark_threads_asked(room.room_id, today)
+
+    stores.rooms.mark_threads_asked(room.room_id, today)
+    stores.rooms.mark_threads_asked(room.room_id, today - timedelta(days=3))
+
+    stored = stores.rooms.get_room(room.room_id)
+    assert stored is not None and stored.threads_asked_on == today
+
+
+def test_the_threads_asked_stamp_survives_the_rooms_other_changes(
+    stores: Stores, clock: ManualClock
+) -> None:
+    room = created(stores, clock)
+    today = clock.now().date()
+    stores.rooms.mark_threads_asked(room.room_id, today)
+
+    stores.rooms.change_members(room.room_id, join=[BOB])
+    said(stores, room, clock, "hello")
+
+    stored = stores.rooms.get_room(room.room_id)
+    assert stored is not None and stored.threads_asked_on == today
+
+
+def test_marking_threads_asked_in_a_room_that_does_not_exist_is_refused(
+    stores: Stores, clock: ManualClock
+) -> None:
+    with pytest.raises(RoomNotFound):
+        stores.rooms.mark_threads_asked("room_missing", clock.now().date())
+    assert stores.rooms.get_room("room_missing") is None
 
 
 # ---- the transcript ------------------------------------------------------------------------

@@ -14,6 +14,9 @@ Item layout (pk = "U#<user_id>" for every item of a user; sk by type):
     notice        NOTICE#<notice_id>                lsi1sk NOTICE#<created_at>#<notice_id>
     run           RUN#<run_id>
     witness       WITNESS#<persona>                 (a row of the persona's lists the user)
+    saw           SAW#<owner>                       (a row of another user's lists them)
+    spoke         SPOKE#<room_id>                   (they said lines in the room)
+    thread        THREAD#<memory_id>                (the row is an active thread; persona)
 
 A room is no one user's, so it never lives in a user's partition: pk = "R#<room_id>" for
 everything of a room:
@@ -33,8 +36,9 @@ consistent (the LSI allows it), so a delete is invisible to the very next read. 
 deletes lazily, so reads also drop rows whose expiry passed by the injected clock.
 
 The sweep's sparse GSI (gsi1pk, gsi1sk) lists conversations awaiting extraction under
-PENDING#<shard>, unpurged tombstones under PURGE#<shard> and rooms some seated persona
-has not read to the end under QUIET#<shard> (see `keys`).
+PENDING#<shard>, unpurged tombstones under PURGE#<shard>, rooms some seated persona
+has not read to the end under QUIET#<shard>, and live threads' markers under
+THREAD#<shard>, keyed by the day the nightly review would put them to sleep (see `keys`).
 """
 
 from __future__ import annotations
@@ -77,5 +81,6 @@ def dynamodb_stores(
         events=DynamoEventLog(table),
         rooms=DynamoRoomStore(table),
         persona_memories=DynamoPersonaMemoryStore(table),
+        threads=memories,
         unit_of_work=DynamoUnitOfWork(table),
     )

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import types
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any, TypeVar
 
 from pynamodb.attributes import (
@@ -49,6 +49,18 @@ class StorageTimeAttribute(Attribute[datetime]):
 
     def deserialize(self, value: str) -> datetime:
         return from_storage(value)
+
+
+class DayAttribute(Attribute[date]):
+    """A day as ISO text (YYYY-MM-DD), so string order is day order."""
+
+    attr_type = STRING
+
+    def serialize(self, value: date) -> str:
+        return value.isoformat()
+
+    def deserialize(self, value: str) -> date:
+        return date.fromisoformat(value)
 
 
 # PynamoDB's Index.__init_subclass__ is unannotated; subclassing is how indexes are declared.
@@ -234,6 +246,7 @@ class RoomItem(_Item):
     version = NumberAttribute()
     last_seq = NumberAttribute()
     last_message_at = StorageTimeAttribute(null=True)
+    threads_asked_on = DayAttribute(null=True)  # the last day a thread was raised here
     # Set while some seated persona has not read to the last message (see PendingExtraction).
     gsi1pk = UnicodeAttribute(null=True)
     gsi1sk = UnicodeAttribute(null=True)
@@ -307,6 +320,24 @@ class SpokeItem(_Item):
     appends = NumberAttribute()
 
 
+class ThreadItem(_Item):
+    """In a user's partition: their row `memory_id` is an active thread (of `persona`).
+
+    Ids only, no text: what lets the read path find a user's threads without reading
+    their other rows. Written and deleted in the row's own transactions; while the thread
+    is live it also sits in the sweep's index under THREAD#<shard>, keyed by the day the
+    nightly review would put it to sleep. It expires with its row (`ttl`).
+    """
+
+    user_id = UnicodeAttribute()
+    memory_id = UnicodeAttribute()
+    persona = UnicodeAttribute()
+    ttl = NumberAttribute(null=True)
+    gsi1pk = UnicodeAttribute(null=True)
+    gsi1sk = UnicodeAttribute(null=True)
+    pending: PendingExtraction[ThreadItem] = PendingExtraction()
+
+
 @dataclass(frozen=True, slots=True)
 class BoundItems:
     """The item classes bound to one table, and the connection transactions go through."""
@@ -329,6 +360,7 @@ class BoundItems:
     witness: type[WitnessItem]
     saw: type[SawItem]
     spoke: type[SpokeItem]
+    thread: type[ThreadItem]
 
 
 def _table_description(table_name: str) -> dict[str, Any]:
@@ -405,4 +437,5 @@ def bind_items(table_name: str, region: str, host: str | None = None) -> BoundIt
         witness=_bind(WitnessItem, table_name, region, host, conn),
         saw=_bind(SawItem, table_name, region, host, conn),
         spoke=_bind(SpokeItem, table_name, region, host, conn),
+        thread=_bind(ThreadItem, table_name, region, host, conn),
     )

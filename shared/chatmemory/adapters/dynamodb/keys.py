@@ -4,7 +4,7 @@ index's keys and the memory listing's cursor."""
 from __future__ import annotations
 
 import hashlib
-from datetime import datetime
+from datetime import date, datetime
 
 from chatmemory.adapters.cursors import decode_cursor, encode_cursor
 from chatmemory.domain import rules
@@ -31,6 +31,7 @@ MAX_SEQ = 9_999_999_999  # ten digits: the widest seq a message id carries
 WITNESS_PREFIX = "WITNESS#"
 SAW_PREFIX = "SAW#"
 SPOKE_PREFIX = "SPOKE#"
+THREAD_PREFIX = "THREAD#"
 
 PENDING_SHARDS = 8  # spreads the sweep's index over partitions
 PENDING_PREFIX = "PENDING#"
@@ -149,6 +150,13 @@ def spoke_sk(room_id: str) -> str:
     return f"{SPOKE_PREFIX}{room_id}"
 
 
+def thread_sk(memory_id: str) -> str:
+    """The marker in a user's partition saying their row `memory_id` is an active thread:
+    what lets `list_threads` read only the thread rows. No other query of a user's
+    partition reaches `THREAD#`, and markers carry no LSI key."""
+    return f"{THREAD_PREFIX}{memory_id}"
+
+
 # ---- a persona's partition (its own rows, no one user's) and the witness markers ----------
 
 
@@ -247,6 +255,21 @@ def quiet_room_keys(room_id: str, said_at: datetime) -> dict[str, str]:
         "gsi1pk": f"{QUIET_PREFIX}{_shard(room_id)}",
         "gsi1sk": f"{to_storage(said_at)}#{room_id}",
     }
+
+
+def thread_due_keys(user_id: str, memory_id: str, review_on: date) -> dict[str, str]:
+    """The sweep's index keys of a live thread the nightly review would put to sleep on
+    `review_on`: a day's keys sort together, oldest day first."""
+    return {
+        "gsi1pk": f"{THREAD_PREFIX}{_shard(user_id)}",
+        "gsi1sk": f"{review_on.isoformat()}#{user_id}#{memory_id}",
+    }
+
+
+def thread_due_after(on: date) -> str:
+    """The lowest thread index key past every thread due on or before `on`: the day and a
+    separator sorting just after `#`, so ids with any character stay below it."""
+    return f"{on.isoformat()}{chr(ord('#') + 1)}"
 
 
 def said_at_or_before(said_before: datetime) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
+from typing import Any
 
 from chatmemory.adapters.dynamodb import keys
 from chatmemory.adapters.dynamodb.items import (
@@ -15,6 +17,7 @@ from chatmemory.adapters.dynamodb.items import (
     ProfileItem,
     RunItem,
     SettingsItem,
+    ThreadItem,
     TombstoneItem,
     WitnessItem,
 )
@@ -25,6 +28,7 @@ from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
+from chatmemory.domain.threads import review_date
 from chatmemory.domain.time import epoch_seconds, to_storage
 from chatmemory.domain.tombstone import Tombstone
 
@@ -62,9 +66,15 @@ def memory_item(items: BoundItems, memory: Memory) -> MemoryItem:
         last_used_at=memory.last_used_at,
         recall_count=memory.recall_count,
         embedding=memory.embedding,
-        meta=json.dumps(dict(memory.meta), ensure_ascii=False, sort_keys=True),
+        meta=meta_text(memory.meta),
         ttl=None if memory.valid_until is None else epoch_seconds(memory.valid_until),
     )
+
+
+def meta_text(meta: Mapping[str, Any]) -> str:
+    """A meta as the `meta` attribute holds it (JSON, keys sorted), so two metas compare
+    as stored."""
+    return json.dumps(dict(meta), ensure_ascii=False, sort_keys=True)
 
 
 def memory_from_item(item: MemoryItem) -> Memory:
@@ -114,6 +124,23 @@ def witness_item(items: BoundItems, user_id: str, memory: Memory) -> WitnessItem
         persona=memory.persona,
         memory_id=memory.memory_id,
     )
+
+
+def thread_item(items: BoundItems, memory: Memory) -> ThreadItem:
+    """The marker of an active thread row; in the sweep's index while the thread is live."""
+    item = items.thread(
+        keys.pk(memory.user_id),
+        keys.thread_sk(memory.memory_id),
+        user_id=memory.user_id,
+        memory_id=memory.memory_id,
+        persona=memory.persona,
+        ttl=None if memory.valid_until is None else epoch_seconds(memory.valid_until),
+    )
+    review_on = review_date(memory)
+    if review_on is not None:
+        due = keys.thread_due_keys(memory.user_id, memory.memory_id, review_on)
+        item.gsi1pk, item.gsi1sk = due["gsi1pk"], due["gsi1sk"]
+    return item
 
 
 # ---- tombstone ------------------------------------------------------------------------------

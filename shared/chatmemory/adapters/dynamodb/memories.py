@@ -1,5 +1,6 @@
 """The memory rows on DynamoDB: MEM#<memory_id> items, listed through the by_created LSI,
-and SAW#<owner> markers in the partition of each witness who is not the row's owner.
+SAW#<owner> markers in the partition of each witness who is not the row's owner, and a
+THREAD#<memory_id> marker beside each active thread row (see `threads`).
 
 Every write of a row that lists other users as witnesses also updates, in the same
 transaction, a marker in each of their partitions `U#<witness>` naming the owner (and
@@ -10,9 +11,11 @@ a witness always has its marker, while a marker whose rows moved on only costs a
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from datetime import datetime
+import dataclasses
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
 from functools import partial
+from typing import Any
 
 from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
@@ -20,7 +23,7 @@ from pynamodb.expressions.update import Action
 from chatmemory.adapters.dynamodb import keys
 from chatmemory.adapters.dynamodb.events import event_items
 from chatmemory.adapters.dynamodb.items import MemoryItem
-from chatmemory.adapters.dynamodb.mapping import memory_from_item, memory_item
+from chatmemory.adapters.dynamodb.mapping import memory_from_item, memory_item, meta_text
 from chatmemory.adapters.dynamodb.table import (
     TRANSACTION_MAX,
     LostRace,
@@ -33,23 +36,27 @@ from chatmemory.adapters.dynamodb.table import (
     unexpired,
     unique,
 )
+from chatmemory.adapters.dynamodb.threads import ThreadMarkers, is_active_thread
 from chatmemory.domain import rules
 from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFound
 from chatmemory.domain.events import MemoryEvent
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.time import to_storage
 from chatmemory.ports.memories import MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.pages import MAX_PAGE, Page
+from chatmemory.ports.threads import ThreadStore
 
 
-class DynamoMemoryStore(MemoryStore, MemoryVisibility):
-    """Memory rows in the user's partition; every read strongly consistent."""
+class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
+    """Memory rows in the user's partition, and the thread rows' own reads and manners
+    (one class: all work on the same rows); every read strongly consistent."""
 
     def __init__(self, table: Table) -> None:
         self._table = table
         self._cls = table.items.memory
         self._saw = table.items.saw
+        self._threads = ThreadMarkers(table, self._visible)
 
     # ---- reads ------------------------------------------------------------------------------
 
@@ -92,6 +99,8 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
             conditions.append(cls.status == query.status.value)
         if query.persona is not None:
             conditions.append(cls.persona == query.persona)
+        if query.kind is not None:
+            conditions.append(cls.kind == query.kind.value)
         rows = cls.by_created.query(
             keys.pk(user_id),
             cls.lsi1sk.between(lower, upper),
@@ -147,6 +156,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
             self._no_tombstone(memory.user_id, memory.memory_id),
             *self._saw_writes(memory),
             Write("put", memory_item(self._table.items, memory), self._cls.sk.does_not_exist()),
+            *self._threads.written(memory),
             *self._event_writes(memory.user_id, events),
         ]
 
@@ -175,6 +185,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
             self._no_tombstone(memory.user_id, memory.memory_id),
             *self._saw_writes(memory),
             Write("update", item, actions=tuple(actions)),
+            *self._threads.written(memory),
             *self._event_writes(memory.user_id, events),
         ]
 
@@ -202,7 +213,8 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
         closed = self._active(user_id, old_memory_id).superseded_by(new_memory)
         item = memory_item(self._table.items, new_memory)
         insert = Write("put", item, self._cls.sk.does_not_exist())
-        self._status_change(user_id, old_memory_id, closed, [*saw, insert], events)
+        marker = self._threads.written(new_memory)
+        self._status_change(user_id, old_memory_id, closed, [*saw, insert, *marker], events)
         return closed
 
     def close_memory(
@@ -278,12 +290,57 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
             cls.updated_at.set(reinstated.updated_at),
         )
         item = self._key(reinstated.user_id, reinstated.memory_id)
+        marker = [self._threads.put(reinstated)] if is_active_thread(reinstated) else []
         self._table.commit_checked(
-            [Write("update", item, guard, actions)], what="it was reinstated"
+            [Write("update", item, guard, actions), *marker], what="it was reinstated"
         )
 
     def purge_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
-        self._table.delete_all([self._key(user_id, memory_id) for memory_id in unique(memory_ids)])
+        # A thread row's marker goes with it; for any other row the delete finds nothing.
+        self._table.delete_all(
+            [
+                key
+                for memory_id in unique(memory_ids)
+                for key in (self._key(user_id, memory_id), self._threads.key(user_id, memory_id))
+            ]
+        )
+
+    # ---- threads ----------------------------------------------------------------------------
+
+    def list_threads(self, user_id: str, persona: str | None = None) -> list[Memory]:
+        return self._threads.list_threads(user_id, persona)
+
+    def set_thread_meta(
+        self,
+        user_id: str,
+        memory_id: str,
+        meta: Mapping[str, Any],
+        at: datetime,
+        *,
+        expected: Mapping[str, Any],
+        events: Sequence[MemoryEvent] = (),
+    ) -> Memory:
+        expected_text = meta_text(expected)
+
+        def change() -> Memory:
+            current = self._active(user_id, memory_id)
+            if current.kind is not Kind.THREAD:
+                raise ConcurrentChange("only a thread's manners change in place")
+            if meta_text(current.meta) != expected_text:
+                raise ConcurrentChange("the thread's manners changed since they were read")
+            changed = dataclasses.replace(
+                current, meta=dict(meta), updated_at=max(at, current.updated_at)
+            )
+            self._commit_meta(current, changed, events)
+            return changed
+
+        # A lost race is read again: a use recorded meanwhile only moved `updated_at`, while
+        # manners that moved on (or a row that stopped showing) end it on the next read.
+        return self._table.optimistic(change, what="a thread's manners changed")
+
+    def threads_due(self, on: date, limit: int = 100) -> list[tuple[str, str]]:
+        rules.int_range("limit", limit, 1, MAX_PAGE)
+        return self._threads.threads_due(on, limit)
 
     # ---- pieces of the writes ---------------------------------------------------------------
 
@@ -309,7 +366,8 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
         """
         saw, owner = self._saw, memory.user_id
         others = [witness for witness in unique(memory.witnessed) if witness != owner]
-        if len(others) + 2 > TRANSACTION_MAX:  # the row, and its guard or the row it closes
+        # the row and its thread marker, and its guard or the row it closes and its marker
+        if len(others) + 4 > TRANSACTION_MAX:
             raise InvalidField("witnessed", "too many to store in one atomic write")
         return [
             Write(
@@ -361,14 +419,31 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility):
         )
         guard = all_of(*self._visible_guard(), cls.status == Status.ACTIVE.value)
         update = Write("update", self._key(user_id, memory_id), guard, actions)
+        marker = self._threads.written(changed)  # a thread that stops being active drops it
+        writes = [update, *marker, *extra, *self._event_writes(user_id, events)]
         try:
-            self._table.commit_checked(
-                [update, *extra, *self._event_writes(user_id, events)], what="it was being updated"
-            )
+            self._table.commit_checked(writes, what="it was being updated")
         except ConcurrentChange as exc:
             if self.get_memory(user_id, memory_id) is None:
                 raise MemoryNotFound(memory_id) from exc
             raise
+
+    def _commit_meta(self, current: Memory, changed: Memory, events: Sequence[MemoryEvent]) -> None:
+        """Write the new meta of a thread row, guarded on the row as read: still shown,
+        active, a thread, with the same meta and `updated_at`; its marker follows (out of
+        the sweep's index once the thread is no longer live)."""
+        cls = self._cls
+        guard = all_of(
+            *self._visible_guard(),
+            cls.status == Status.ACTIVE.value,
+            cls.kind == Kind.THREAD.value,
+            cls.meta == meta_text(current.meta),
+            cls.updated_at == current.updated_at,
+        )
+        actions = (cls.meta.set(meta_text(changed.meta)), cls.updated_at.set(changed.updated_at))
+        update = Write("update", self._key(current.user_id, current.memory_id), guard, actions)
+        events_written = self._event_writes(current.user_id, events)
+        self._table.commit([update, self._threads.put(changed), *events_written])
 
     def _record_use_once(
         self, user_id: str, memory_ids: Sequence[str], at: datetime, events: Sequence[MemoryEvent]

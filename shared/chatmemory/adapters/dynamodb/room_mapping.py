@@ -36,6 +36,7 @@ def room_item(items: BoundItems, room: Room) -> RoomItem:
         version=room.version,
         last_seq=room.last_seq,
         last_message_at=room.last_message_at,
+        threads_asked_on=room.threads_asked_on,
     )
 
 
@@ -56,6 +57,7 @@ def room_from_item(item: RoomItem) -> Room:
         version=int(item.version),
         last_seq=int(item.last_seq),
         last_message_at=item.last_message_at,
+        threads_asked_on=item.threads_asked_on,
     )
 
 

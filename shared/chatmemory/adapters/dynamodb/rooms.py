@@ -16,7 +16,7 @@ only costs a query.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 
 from pynamodb.expressions.condition import Condition, Or
 from pynamodb.expressions.update import Action
@@ -152,6 +152,15 @@ class DynamoRoomStore(RoomStore):
             )
         ]
         return sum(self._forget_in(user_id, room_id) for room_id in rooms)
+
+    def mark_threads_asked(self, room_id: str, on: date) -> None:
+        cls = self._cls
+        # Only ever forward: a stamp of that day or a later one (a skewed clock) stays.
+        later = Or(cls.threads_asked_on.does_not_exist(), cls.threads_asked_on < on)
+        try:
+            self._table.commit([self._update(room_id, [cls.threads_asked_on.set(on)], later)])
+        except LostRace:
+            self._existing(room_id)  # RoomNotFound; else the stamp already said as much
 
     def put_block(self, room_id: str, version: int, block: PersonaBlock, at: datetime) -> None:
         rules.opaque_id("room_id", room_id)

@@ -35,6 +35,7 @@ def sqlite_stores(database: Database) -> Stores:
         events=SqliteEventLog(database),
         rooms=SqliteRoomStore(database),
         persona_memories=SqlitePersonaMemoryStore(database),
+        threads=memories,
         unit_of_work=SqliteUnitOfWork(database),
     )
 

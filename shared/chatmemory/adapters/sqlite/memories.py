@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import sqlite3
-from collections.abc import Sequence
-from datetime import datetime
+from collections.abc import Mapping, Sequence
+from datetime import date, datetime
 from typing import Any
 
 from chatmemory.adapters.cursors import decode_cursor, encode_cursor
@@ -15,16 +17,19 @@ from chatmemory.adapters.sqlite.rows import (
     MEMORY_PLACEHOLDERS,
     memory_from_row,
     memory_row,
+    opt_date,
     opt_time,
 )
 from chatmemory.domain import rules
 from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFound
 from chatmemory.domain.events import MemoryEvent
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import Kind, Memory, Status
+from chatmemory.domain.threads import review_date
 from chatmemory.domain.time import to_storage
 from chatmemory.ports.memories import MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.pages import MAX_PAGE, Page
+from chatmemory.ports.threads import ThreadStore
 
 _UPSERT = (
     f"INSERT INTO memories ({MEMORY_COLUMNS}) VALUES ({MEMORY_PLACEHOLDERS}) "
@@ -35,8 +40,9 @@ _UPSERT = (
 )
 
 
-class SqliteMemoryStore(MemoryStore, MemoryVisibility):
-    """The rows, and which of them show (one class: both work on the same rows)."""
+class SqliteMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
+    """The rows, which of them show, and the thread rows' own reads and manners (one
+    class: all work on the same rows)."""
 
     def __init__(self, database: Database) -> None:
         self._db = database
@@ -101,6 +107,9 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility):
         if query.persona is not None:
             clause += " AND persona = ?"
             params.append(query.persona)
+        if query.kind is not None:
+            clause += " AND kind = ?"
+            params.append(query.kind.value)
         if query.created_after is not None:
             clause += " AND created_at > ?"
             params.append(to_storage(query.created_after))
@@ -241,6 +250,74 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility):
                 [user_id, *memory_ids],
             )
 
+    # ---- threads ---------------------------------------------------------------------------
+
+    def list_threads(self, user_id: str, persona: str | None = None) -> list[Memory]:
+        conn = self._db.connection()
+        clause, params = self._db.visible_clause(conn, user_id)
+        clause += " AND kind = ? AND status = ?"
+        params += [Kind.THREAD.value, Status.ACTIVE.value]
+        if persona is not None:
+            clause += " AND persona = ?"
+            params.append(persona)
+        rows = conn.execute(
+            f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} "
+            "ORDER BY created_at DESC, memory_id DESC",
+            params,
+        ).fetchall()
+        return [memory_from_row(row) for row in rows]
+
+    def set_thread_meta(
+        self,
+        user_id: str,
+        memory_id: str,
+        meta: Mapping[str, Any],
+        at: datetime,
+        *,
+        expected: Mapping[str, Any],
+        events: Sequence[MemoryEvent] = (),
+    ) -> Memory:
+        with self._db.write() as conn:
+            current = self._active(conn, user_id, memory_id)
+            if current.kind is not Kind.THREAD:
+                raise ConcurrentChange("only a thread's manners change in place")
+            if _meta_text(current.meta) != _meta_text(expected):
+                raise ConcurrentChange("the thread's manners changed since they were read")
+            changed = dataclasses.replace(
+                current, meta=dict(meta), updated_at=max(at, current.updated_at)
+            )
+            conn.execute(
+                "UPDATE memories SET meta = ?, updated_at = ?, thread_review_on = ? "
+                "WHERE user_id = ? AND memory_id = ?",
+                (
+                    _meta_text(changed.meta),
+                    to_storage(changed.updated_at),
+                    opt_date(review_date(changed)),
+                    user_id,
+                    memory_id,
+                ),
+            )
+            insert_events(conn, events)
+        return changed
+
+    def threads_due(self, on: date, limit: int = 100) -> list[tuple[str, str]]:
+        rules.int_range("limit", limit, 1, MAX_PAGE)
+        rows = (
+            self._db.connection()
+            .execute(
+                "SELECT m.user_id, m.memory_id FROM memories m "
+                "LEFT JOIN user_state u ON u.user_id = m.user_id "
+                "WHERE m.thread_review_on IS NOT NULL AND m.thread_review_on <= ? "
+                "AND m.hidden = 0 AND m.status = 'active' "
+                "AND (m.valid_until IS NULL OR m.valid_until > ?) "
+                "AND (u.forgotten_before IS NULL OR m.created_at > u.forgotten_before) "
+                "ORDER BY m.thread_review_on, m.user_id, m.memory_id LIMIT ?",
+                (on.isoformat(), self._db.now(), limit),
+            )
+            .fetchall()
+        )
+        return [(row["user_id"], row["memory_id"]) for row in rows]
+
     def _active(self, conn: sqlite3.Connection, user_id: str, memory_id: str) -> Memory:
         clause, params = self._db.visible_clause(conn, user_id)
         row = conn.execute(
@@ -281,11 +358,17 @@ def _update_status(conn: sqlite3.Connection, memory: Memory) -> None:
         opt_time(memory.valid_to),
         memory.closed_by,
         to_storage(memory.updated_at),
+        opt_date(review_date(memory)),  # a thread under review only while it is active
         memory.user_id,
         memory.memory_id,
     )
     conn.execute(
-        "UPDATE memories SET status = ?, valid_to = ?, closed_by = ?, updated_at = ? "
-        "WHERE user_id = ? AND memory_id = ?",
+        "UPDATE memories SET status = ?, valid_to = ?, closed_by = ?, updated_at = ?, "
+        "thread_review_on = ? WHERE user_id = ? AND memory_id = ?",
         params,
     )
+
+
+def _meta_text(meta: Mapping[str, Any]) -> str:
+    """The stored form of a meta, so two metas compare as the store sees them."""
+    return json.dumps(dict(meta), ensure_ascii=False, sort_keys=True)

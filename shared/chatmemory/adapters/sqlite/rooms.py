@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sqlite3
 from collections.abc import Sequence
-from datetime import datetime
+from datetime import date, datetime
 
 from chatmemory.adapters.sqlite.database import Database, seq_window
 from chatmemory.adapters.sqlite.rows import (
@@ -26,6 +26,8 @@ from chatmemory.domain.rooms import FORGOTTEN_LINE, NewRoomMessage, Room, RoomMe
 from chatmemory.domain.time import to_storage
 from chatmemory.ports.rooms import RoomStore
 
+_ROOM_PLACEHOLDERS = ", ".join("?" for _ in ROOM_COLUMNS.split(","))
+
 
 class SqliteRoomStore(RoomStore):
     """Rooms on the shared database; each write one `BEGIN IMMEDIATE` transaction, so the
@@ -38,7 +40,7 @@ class SqliteRoomStore(RoomStore):
         try:
             with self._db.write() as conn:
                 conn.execute(
-                    f"INSERT INTO rooms ({ROOM_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                    f"INSERT INTO rooms ({ROOM_COLUMNS}) VALUES ({_ROOM_PLACEHOLDERS})",
                     room_row(room),
                 )
         except sqlite3.IntegrityError as exc:
@@ -100,6 +102,15 @@ class SqliteRoomStore(RoomStore):
                 (FORGOTTEN_LINE, f"u:{user_id}", FORGOTTEN_LINE),
             )
         return changed.rowcount
+
+    def mark_threads_asked(self, room_id: str, on: date) -> None:
+        with self._db.write() as conn:
+            _existing(conn, room_id)
+            conn.execute(
+                "UPDATE rooms SET threads_asked_on = ? WHERE room_id = ? "
+                "AND (threads_asked_on IS NULL OR threads_asked_on < ?)",
+                (on.isoformat(), room_id, on.isoformat()),
+            )
 
     def put_block(self, room_id: str, version: int, block: PersonaBlock, at: datetime) -> None:
         rules.opaque_id("room_id", room_id)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from chatmemory.domain.conversation import Conversation, Message, Role
@@ -13,6 +13,7 @@ from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.notice import Notice
 from chatmemory.domain.persona_block import PersonaBlock
 from chatmemory.domain.rooms import Room, RoomKind, RoomMessage
+from chatmemory.domain.threads import review_date
 from chatmemory.domain.time import from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
 
@@ -20,7 +21,7 @@ MEMORY_COLUMNS = (
     "user_id, memory_id, persona, subject, witnessed, counterpart, room_id, kind, category, "
     "key, text, importance, stated_by, status, valid_from, valid_to, closed_by, supersedes, "
     "valid_until, evidence, source_message_id, created_at, updated_at, last_used_at, "
-    "recall_count, embedding, meta"
+    "recall_count, embedding, meta, thread_review_on"
 )
 MEMORY_PLACEHOLDERS = ", ".join("?" for _ in MEMORY_COLUMNS.split(","))
 
@@ -31,7 +32,7 @@ CONVERSATION_COLUMNS = (
 )
 ROOM_COLUMNS = (
     "room_id, kind, incognito, fiction, personas, members, created_at, version, last_seq, "
-    "last_message_at"
+    "last_message_at, threads_asked_on"
 )
 ROOM_BLOCK_COLUMNS = (
     "room_id, persona, version, text, memory_ids, chars_current, chars_limit, built_at"
@@ -68,6 +69,10 @@ def opt_parse(value: str | None) -> datetime | None:
     return None if value is None else from_storage(value)
 
 
+def opt_date(value: date | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
 def memory_row(memory: Memory) -> tuple[Any, ...]:
     return (
         memory.user_id,
@@ -97,6 +102,7 @@ def memory_row(memory: Memory) -> tuple[Any, ...]:
         memory.recall_count,
         memory.embedding,
         json.dumps(dict(memory.meta), ensure_ascii=False, sort_keys=True),
+        opt_date(review_date(memory)),
     )
 
 
@@ -219,6 +225,7 @@ def room_row(room: Room) -> tuple[Any, ...]:
         room.version,
         room.last_seq,
         opt_time(room.last_message_at),
+        opt_date(room.threads_asked_on),
     )
 
 
@@ -239,6 +246,9 @@ def room_from_row(row: sqlite3.Row) -> Room:
         version=row["version"],
         last_seq=row["last_seq"],
         last_message_at=opt_parse(row["last_message_at"]),
+        threads_asked_on=(
+            date.fromisoformat(row["threads_asked_on"]) if row["threads_asked_on"] else None
+        ),
     )
 
 
