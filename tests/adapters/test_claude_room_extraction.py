@@ -1,7 +1,8 @@
 """ClaudeModel's extraction from a persona's seat in a room, through the real SDK.
 
 The anthropic client runs over an httpx2 MockTransport serving a recorded response
-(tests/adapters/recordings/claude/extract_room_memories.json); the requests it recorded
+(tests/adapters/recordings/claude/extract_room_memories.json, and
+extract_room_threads.json for the threads the persona follows); the requests it recorded
 are checked after the call.
 """
 
@@ -18,11 +19,14 @@ from chatmemory.domain.extraction import (
     Candidate,
     Dropped,
     ExtractionInput,
+    ExtractionResult,
+    KnownThread,
     RoomSeat,
     TranscriptLine,
 )
 from chatmemory.domain.memory import Kind, StatedBy
 from chatmemory.domain.room_extraction import filter_room_candidates
+from chatmemory.domain.threads import Cadence, Response, ThreadReport
 from tests.adapters.test_claude_model import FakeClaude, Serve, claude
 
 DAN, CARA = "42", "17"
@@ -98,7 +102,16 @@ def test_a_room_extraction_asks_for_record_room_memories_from_the_personas_seat(
         "stated_by",
         "evidence",
     }
-    assert {"subject", "counterpart", "valid_from"} <= set(item["properties"])
+    assert {
+        "subject",
+        "counterpart",
+        "valid_from",
+        "cadence",
+        "event_on",
+        "thread",
+        "concludes",
+    } <= (set(item["properties"]))
+    assert "threads_raised" in tool["input_schema"]["required"]
     assert item["properties"]["kind"]["enum"] == [
         "fact",
         "preference",
@@ -106,6 +119,7 @@ def test_a_room_extraction_asks_for_record_room_memories_from_the_personas_seat(
         "promise",
         "open_loop",
         "relationship",
+        "thread",
     ]
     assert item["properties"]["evidence"]["items"]["type"] == "integer"
 
@@ -127,8 +141,9 @@ def test_the_system_prompt_is_the_room_prompt_file_with_its_limits_filled_in() -
     assert "{" not in text
     assert text.startswith("You are the memory of one persona")
     assert "1 is purely mundane (brushing teeth), 10 is extremely poignant (a break-up)" in text
-    assert "Leave out anything below 3, except promises and open loops" in text
+    assert "Leave out anything below 3, except promises, open loops, beats of a thread" in text
     assert "at most 24 items" in text and "at most 200 characters" in text
+    assert "in one sentence of at most 120 characters" in text
     assert "never by a display name" in text
     assert "Nothing about anyone who is not in <present>" in text
     assert "health (sensitive)" in text
@@ -149,6 +164,7 @@ def test_the_request_carries_the_persona_present_ids_date_and_speakers() -> None
         "<present>\nu:17\nu:42\n</present>\n\n"
         "<known>\n- Lives in Shanghai.\n- Promised u:42 to look up the Berkshire letters.\n"
         "</known>\n\n"
+        "<threads>\n(none)\n</threads>\n\n"
         "<transcript>\n"
         "[1] u:42: Morning! I finally own a flat in Xuhui, bought it in July.\n"
         "[2] p:warren: Congratulations. I'll send you the 1988 shareholder letter.\n"
@@ -189,11 +205,12 @@ def test_the_answer_is_read_with_subjects_and_bad_items_are_dropped_not_repaired
     fake = FakeClaude(FakeClaude.json("extract_room_memories.json"))
 
     # When it is read
-    candidates = claude(fake).extract(group_spell())
+    result = claude(fake).extract(group_spell())
 
     # Then the six come back with their subjects and evidence as message ids; the four
     # others are dropped
-    assert candidates == [
+    assert result.reports == ()
+    assert result.candidates == (
         Candidate(
             text="Owns a flat in Xuhui, bought in July 2026.",
             category="home",
@@ -254,7 +271,7 @@ def test_the_answer_is_read_with_subjects_and_bad_items_are_dropped_not_repaired
             key="diet",
             subject="u:17",
         ),
-    ]
+    )
 
 
 def test_the_room_filter_still_judges_what_the_parser_kept() -> None:
@@ -262,7 +279,7 @@ def test_the_room_filter_still_judges_what_the_parser_kept() -> None:
     fake = FakeClaude(FakeClaude.json("extract_room_memories.json"))
     spell = group_spell()
     assert spell.seat is not None
-    candidates = claude(fake).extract(spell)
+    candidates = claude(fake).extract(spell).candidates
 
     # When the room's write filter runs on it, everyone allowing Warren
     filtered = filter_room_candidates(
@@ -291,8 +308,161 @@ def test_a_room_extraction_of_an_empty_slice_makes_no_call() -> None:
         seat=RoomSeat(persona="warren", present=(DAN,), group=False),
     )
 
-    assert claude(fake).extract(empty) == []
+    assert claude(fake).extract(empty) == ExtractionResult()
     assert fake.requests == []
+
+
+# ---- threads ---------------------------------------------------------------------------------
+
+ASKS, SECOND_ROUND, NOLAN_ASKS, SHRUG, KEYS = (
+    "rmsg_01JG0B1",
+    "rmsg_01JG0B2",
+    "rmsg_01JG0B3",
+    "rmsg_01JG0B4",
+    "rmsg_01JG0B5",
+)
+
+
+def thread(number: str, whose: str, text: str, heard: date) -> KnownThread:
+    return KnownThread(
+        number=number,
+        text=text,
+        status="live",
+        last_heard=heard,
+        memory_id=f"pmem_01JT0{number}",
+        subject=whose,
+    )
+
+
+def spell_with_threads() -> ExtractionInput:
+    """Warren asks Dan about Acme (answered); Nolan asks Cara about her stock (shrugged
+    off); Cara brings up her flat herself."""
+    return ExtractionInput(
+        transcript=(
+            line(ASKS, "p:warren", "Dan, how did the first round at Acme go?"),
+            line(SECOND_ROUND, f"u:{DAN}", "Second round on Friday 2026-12-11! Fingers crossed."),
+            line(NOLAN_ASKS, "p:nolan", "Cara, still holding that TSLA for $100?"),
+            line(SHRUG, f"u:{CARA}", "Ha, let's talk about something else."),
+            line(KEYS, f"u:{CARA}", "We got the keys to the Xuhui flat on Saturday, by the way."),
+        ),
+        profile="",
+        known=(),
+        today=date(2026, 12, 7),
+        seat=RoomSeat(persona="warren", present=(DAN, CARA), group=True),
+        threads=(
+            thread(
+                "T1",
+                f"u:{DAN}",
+                "Is job-hunting: first round at Acme on Tuesday 2026-12-01.",
+                date(2026, 11, 30),
+            ),
+            thread(
+                "T2",
+                f"u:{CARA}",
+                "Bought TSLA at $10; holding until it reaches $100.",
+                date(2026, 11, 2),
+            ),
+            thread(
+                "T3",
+                f"u:{CARA}",
+                "Is house-hunting in Xuhui: budget ¥8m, wants a balcony.",
+                date(2026, 11, 20),
+            ),
+        ),
+    )
+
+
+def test_the_room_request_lists_each_thread_with_whose_story_it_is() -> None:
+    fake = FakeClaude(FakeClaude.json("extract_room_threads.json"))
+
+    claude(fake).extract(spell_with_threads())
+
+    content = fake.bodies()[0]["messages"][0]["content"]
+    assert (
+        "<known>\n(none)\n</known>\n\n"
+        "<threads>\n"
+        "T1 u:42 (live, last heard 2026-11-30): "
+        "Is job-hunting: first round at Acme on Tuesday 2026-12-01.\n"
+        "T2 u:17 (live, last heard 2026-11-02): "
+        "Bought TSLA at $10; holding until it reaches $100.\n"
+        "T3 u:17 (live, last heard 2026-11-20): "
+        "Is house-hunting in Xuhui: budget ¥8m, wants a balcony.\n"
+        "</threads>\n\n"
+        "<transcript>\n"
+    ) in content
+    raw = fake.requests[0].content.decode()
+    assert "pmem_" not in raw and "rmsg_" not in raw
+
+
+def test_a_room_beat_continues_its_persons_thread_and_a_fact_concludes_theirs() -> None:
+    # Given an answer with Dan's beat of T1, Cara's flat concluding T3, a second fact of
+    # Cara's that names Dan's thread, and a thread the persona would follow about itself
+    fake = FakeClaude(FakeClaude.json("extract_room_threads.json"))
+
+    # When it is read
+    result = claude(fake).extract(spell_with_threads())
+
+    # Then the beat and the conclusion keep their numbers; the fact naming someone else's
+    # thread is kept without it; the thread that is no person's story is dropped
+    assert result.candidates == (
+        Candidate(
+            text="Is job-hunting: second round at Acme on Friday 2026-12-11.",
+            category="work",
+            kind=Kind.THREAD,
+            importance=4,
+            stated_by=StatedBy.USER,
+            evidence=(SECOND_ROUND,),
+            key="job_hunt",
+            subject="u:42",
+            cadence=Cadence.FAST,
+            thread="T1",
+        ),
+        Candidate(
+            text="Owns a flat in Xuhui since December 2026.",
+            category="home",
+            kind=Kind.FACT,
+            importance=8,
+            stated_by=StatedBy.USER,
+            evidence=(KEYS,),
+            key="home",
+            valid_from=datetime(2026, 12, 5, tzinfo=UTC),
+            subject="u:17",
+            concludes="T3",
+        ),
+        Candidate(
+            text="Got the keys to the Xuhui flat on Saturday 2026-12-05.",
+            category="home",
+            kind=Kind.EVENT,
+            importance=7,
+            stated_by=StatedBy.USER,
+            evidence=(KEYS,),
+            valid_from=datetime(2026, 12, 5, tzinfo=UTC),
+            subject="u:17",
+        ),
+    )
+
+
+def test_only_this_personas_own_line_raises_a_thread() -> None:
+    # Given reports of T1 on Warren's line, T2 on Nolan's line and T2 on Cara's own line
+    fake = FakeClaude(FakeClaude.json("extract_room_threads.json"))
+
+    # When they are read from Warren's seat
+    result = claude(fake).extract(spell_with_threads())
+
+    # Then only Warren's raise is reported: another persona's ask is not his, and a
+    # person's line is never a raise
+    assert result.reports == (
+        ThreadReport(thread="T1", raised_in=ASKS, response=Response.ANSWERED),
+    )
+
+
+def test_the_room_prompt_writes_out_the_thread_rules() -> None:
+    text = extract_room_prompt()
+
+    assert "A thread is always about a person present" in text
+    assert "Another persona's line is never this persona's raise." in text
+    assert '"let\'s talk about something else" after the persona raised it is a deflection' in text
+    assert 'not a "self" item and not a thread' in text
 
 
 @pytest.mark.parametrize(

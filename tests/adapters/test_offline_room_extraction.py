@@ -1,6 +1,7 @@
 """The offline stand-in extracts from a persona's seat in a room: every candidate about its
-own speaker, the persona's own promises, open loops and world facts; nothing from other
-personas' lines, nothing about anyone not present."""
+own speaker, the persona's own promises, open loops (only when someone asked to be
+followed up), threads and world facts; nothing from other personas' lines, nothing about
+anyone not present."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from chatmemory.adapters.offline_model import OfflineModel
 from chatmemory.domain.extraction import Candidate, ExtractionInput, RoomSeat, TranscriptLine
 from chatmemory.domain.memory import Kind
 from chatmemory.domain.room_extraction import filter_room_candidates
+from chatmemory.domain.threads import Cadence
 
 DAN, CARA, EVE = "dan", "cara", "eve"
 TODAY = date(2026, 11, 30)  # a Monday
@@ -41,7 +43,7 @@ def spell(
 
 
 def extract(request: ExtractionInput) -> list[Candidate]:
-    return OfflineModel().extract(request)
+    return list(OfflineModel().extract(request).candidates)
 
 
 def about(candidates: list[Candidate]) -> list[tuple[str, str]]:
@@ -69,13 +71,17 @@ def test_a_private_chat_notes_the_humans_statements_about_them() -> None:
 
 def test_the_statements_are_the_one_to_one_modes_with_a_subject() -> None:
     words = "I moved to Bengaluru. My sister is called Asha. I have a dog named Bruno."
-    one_to_one = OfflineModel().extract(
-        ExtractionInput(
-            transcript=(TranscriptLine("m1", "user", words),),
-            profile="",
-            known=(),
-            today=TODAY,
+    one_to_one = (
+        OfflineModel()
+        .extract(
+            ExtractionInput(
+                transcript=(TranscriptLine("m1", "user", words),),
+                profile="",
+                known=(),
+                today=TODAY,
+            )
         )
+        .candidates
     )
 
     in_a_room = extract(spell((f"u:{DAN}", words)))
@@ -155,15 +161,10 @@ def test_nothing_about_someone_who_is_not_present() -> None:
             on(3),
         ),
         (
-            "I have a job interview on Thursday.",
-            "Has a job interview on Thursday 2026-12-03.",
-            7,
-            on(3),
-        ),
-        (
-            "I'm interviewing at Tencent tomorrow.",
-            "Is interviewing at Tencent on Tuesday 2026-12-01.",
-            7,
+            "I'm interviewing at Tencent tomorrow, check in with me after.",
+            "Is interviewing at Tencent on Tuesday 2026-12-01 and asked to be checked in with "
+            "after.",
+            8,
             on(1),
         ),
         (
@@ -179,7 +180,7 @@ def test_nothing_about_someone_who_is_not_present() -> None:
             None,
         ),
     ],
-    ids=["interview-ask-back", "interview", "interviewing", "remind-me", "ask-me-about"],
+    ids=["interview-ask-back", "interviewing-check-in", "remind-me", "ask-me-about"],
 )
 def test_a_request_to_be_followed_up_is_an_open_loop_about_the_speaker(
     words: str, text: str, importance: int, valid_from: datetime | None
@@ -190,6 +191,39 @@ def test_a_request_to_be_followed_up_is_an_open_loop_about_the_speaker(
     assert candidate.importance == importance >= 7
     assert candidate.valid_from == valid_from
     assert candidate.evidence == ("m1",)
+
+
+@pytest.mark.parametrize(
+    ("words", "text", "event_on"),
+    [
+        (
+            "I have a job interview on Thursday.",
+            "Is job-hunting: interview on Thursday 2026-12-03.",
+            date(2026, 12, 3),
+        ),
+        (
+            "I'm interviewing at Tencent tomorrow.",
+            "Is job-hunting: interview at Tencent on Tuesday 2026-12-01.",
+            date(2026, 12, 1),
+        ),
+    ],
+    ids=["interview", "interviewing"],
+)
+def test_an_upcoming_interview_without_an_ask_is_a_thread_not_an_open_loop(
+    words: str, text: str, event_on: date
+) -> None:
+    # Given Dan mentioning an interview ahead, without asking to be asked about it
+    # When Warren's seat is read
+    [candidate] = extract(spell((f"u:{DAN}", words)))
+
+    # Then it is a thread of Dan's story, dated, waiting for its day
+    assert (candidate.subject, candidate.kind, candidate.text) == ("u:dan", Kind.THREAD, text)
+    assert (candidate.key, candidate.cadence, candidate.event_on) == (
+        "job_hunt",
+        Cadence.EVENT,
+        event_on,
+    )
+    assert candidate.thread is None and candidate.evidence == ("m1",)
 
 
 def test_ask_me_how_it_went_joins_the_event_said_before() -> None:

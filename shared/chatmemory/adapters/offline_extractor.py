@@ -1,6 +1,8 @@
 """The offline stand-in's extraction and routing: deterministic rules for what people most
-often say about themselves, so the write pipeline runs end to end with no model key. In a
-room the same rules read each present human's lines, beside the room's own rules
+often say about themselves, so the write pipeline runs end to end with no model key. The
+person's ongoing concerns come first (offline_threads: a thread, a beat of one already
+followed, the fact that concludes one), with the report of each thread the persona raised.
+In a room the same rules read each present human's lines, beside the room's own rules
 (offline_room_extractor).
 
 It reads every user line — pasted documents included — on purpose: keeping planted text
@@ -15,7 +17,20 @@ from collections.abc import Sequence
 from datetime import UTC, date, datetime, time, timedelta
 
 from chatmemory.adapters.offline_room_extractor import room_candidates
-from chatmemory.domain.extraction import Candidate, ExtractionInput, TranscriptLine
+from chatmemory.adapters.offline_threads import (
+    Item,
+    StoryReader,
+    clauses,
+    materialise,
+    thread_reports,
+)
+from chatmemory.domain.extraction import (
+    MAX_CANDIDATES,
+    Candidate,
+    ExtractionInput,
+    ExtractionResult,
+    TranscriptLine,
+)
 from chatmemory.domain.ids import normalise_for_identity
 from chatmemory.domain.memory import Kind, StatedBy
 from chatmemory.domain.restate import third_person
@@ -125,25 +140,38 @@ _RULES = _rules()
 _ENDS_A_FACT = re.compile(
     r"^(?:Left their|Quit their|Lost their|Is no longer|No longer|Stopped|Gave up)\b", re.I
 )
-_SENTENCES = re.compile(r"(?<=[.!?;])\s+|\s+(?:and|but)\s+(?=I\b|my\b)", re.I)
 
 
 class OfflineExtractor:
     """Deterministic extraction and routing for the offline model."""
 
-    def extract(self, request: ExtractionInput) -> list[Candidate]:
-        """The common statements of the user's lines; in a room, from the persona's seat
-        (offline_room_extractor), each candidate with its subject."""
+    def extract(self, request: ExtractionInput) -> ExtractionResult:
+        """The common statements of the user's lines, and the report of each known thread
+        the persona raised; in a room, from the persona's seat (offline_room_extractor),
+        each candidate with its subject."""
         if request.seat is not None:
-            return room_candidates(request, request.seat, self._statements)
-        candidates: list[Candidate] = []
+            candidates = room_candidates(request, request.seat, self._statements)
+        else:
+            candidates = self._one_to_one(request)
+        return ExtractionResult(tuple(candidates), thread_reports(request))
+
+    def _one_to_one(self, request: ExtractionInput) -> list[Candidate]:
+        """Clause by clause: the user's concerns first, then the statements."""
+        story = StoryReader(request.threads, request.today, room=False)
+        items: list[Item] = []
         for line in request.transcript:
             if line.role != "user":
                 continue
-            for candidate in self._statements(line.content, line, request.today):
-                if all(c.text != candidate.text for c in candidates):
-                    candidates.append(candidate)
-        return candidates[:12]
+            for clause in clauses(line.content):
+                reading = story.read(clause, line)
+                items.extend(reading.items)
+                if not reading.consumed:
+                    items.extend(self._statements(clause, line, request.today))
+        candidates: list[Candidate] = []
+        for candidate in materialise(items):
+            if all(c.text != candidate.text for c in candidates):
+                candidates.append(candidate)
+        return candidates[:MAX_CANDIDATES]
 
     def route(self, candidate: Candidate, neighbours: Sequence[Neighbour]) -> RouteDecision:
         said = normalise_for_identity(candidate.text)
@@ -161,8 +189,8 @@ class OfflineExtractor:
     def _statements(self, text: str, line: TranscriptLine, today: date) -> list[Candidate]:
         """The statement each sentence of `text` makes, in order, `line` as evidence."""
         found = []
-        for sentence in _SENTENCES.split(text):
-            candidate = self._candidate(sentence.strip(), line, today)
+        for sentence in clauses(text):
+            candidate = self._candidate(sentence, line, today)
             if candidate:
                 found.append(candidate)
         return found

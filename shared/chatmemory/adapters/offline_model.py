@@ -5,6 +5,11 @@ real model: every reply says what it is. It is deterministic. It answers from th
 context it was given (naming the remembered facts it used), saves "remember that …"
 through the same save_memory tool a real model calls, and treats an in-chat correction
 ("no, I moved to Bengaluru") as an update of the memory it corrects, on that turn.
+
+Threads (seed 004) it follows the way the prompt tells a model to: a reopened chat's
+kickoff cue (or a room block's first-speech cue) opens with a reunion and at most the one
+question the cue names, quoting its details; news that concludes a thread the prompt shows
+is acknowledged once; otherwise it never raises a thread on its own.
 """
 
 from __future__ import annotations
@@ -13,8 +18,11 @@ import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
+from chatmemory.adapters.offline_concerns import Ending
 from chatmemory.adapters.offline_extractor import OfflineExtractor
-from chatmemory.domain.extraction import Candidate, ExtractionInput
+from chatmemory.adapters.offline_threads import concluded_by
+from chatmemory.domain.extraction import ExtractionInput, ExtractionResult
+from chatmemory.domain.persona_block import OPENING_TURN
 from chatmemory.domain.prompt import RenderedPrompt, Turn
 from chatmemory.domain.restate import third_person
 from chatmemory.domain.routing import RouteDecision
@@ -53,6 +61,24 @@ _MEMORY_LINE = re.compile(
     r"^(?P<number>\d+)\. (?P<text>.+) \(last mentioned (?P<month>\d{4}-\d{2})\)$"
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
+# The blocks that may precede the new message, in the order `render` puts them.
+_KICKOFF = re.compile(r"(?:^|\n\n)<kickoff>\n(?P<cue>[^\n]*)\n</kickoff>")
+_MEMORIES = re.compile(r"(?:^|\n\n)<memories>\n(?P<body>.*?)\n</memories>", re.DOTALL)
+_FIRST_SPEECH = re.compile(r"^When you first speak here: (?P<cue>.+)$", re.MULTILINE)
+_ASK_ONE = re.compile(r"ask this one thing, by its details:\s*(?P<state>.+?)\s*$")
+_THREAD_LINE = re.compile(r"^- (?P<text>.+?)(?: \(last heard [^()]*\))?$")
+_FOLLOWING = "threads you're following:"
+_SPEAKER = re.compile(r"^\[[up]:[^\]]+\]\s*", re.MULTILINE)
+_ANCHOR = re.compile(r"\d|[$€£¥]|(?<=\s)[A-Z]")
+_DAY_SAID = re.compile(r"\d{4}-\d{2}-\d{2}|\b(?:Mon|Tues|Wednes|Thurs|Fri|Satur|Sun)day\b")
+_THEIR = re.compile(r"\b([Tt])heir\b")
+GREETING = "Good to see you again!"
+CONGRATULATIONS = "Congratulations — that's wonderful news!"
+NOTED_ENDING = "Thank you for telling me how it turned out."
+_OFFLINE = (
+    "I can't write a real answer offline; set ANTHROPIC_API_KEY (or configure Bedrock) "
+    "to chat with Claude."
+)
 _SUMMARY_LINE = re.compile(r"^- The user said(?: (?P<times>\d+) times)?: (?P<clause>.+)$")
 
 
@@ -68,6 +94,15 @@ class _Recalled:
     month: str
 
 
+@dataclass(frozen=True, slots=True)
+class _FinalTurn:
+    """The new message, the memories recalled for it, and a reopened chat's kickoff cue."""
+
+    message: str
+    recalled: list[_Recalled]
+    cue: str = ""
+
+
 class OfflineModel(Model):
     name = "offline"
     offline = True
@@ -75,9 +110,15 @@ class OfflineModel(Model):
     def reply(
         self, prompt: RenderedPrompt, tools: Sequence[ToolSpec], run_tool: ToolRunner
     ) -> Iterator[ReplyDelta | ReplyDone]:
-        message, recalled = _read_final_turn(prompt.messages[-1].content)
+        turn = _read_final_turn(prompt.messages[-1].content)
         can_save = any(tool.name == SAVE_MEMORY for tool in tools)
-        text = self._compose(message, recalled, prompt, can_save, run_tool)
+        concluded = concluded_by(_spoken(turn.message), _shown_threads(prompt))
+        text = self._compose(
+            turn.message, turn.recalled, prompt, can_save, run_tool, concluded=concluded
+        )
+        opening = _reunion(turn.cue or _first_speech_cue(prompt), ask=concluded is None)
+        if opening:
+            text = f"{LABEL} {opening}{text.removeprefix(LABEL)}"
         for chunk in re.findall(r"\S+\s*", text):
             yield ReplyDelta(chunk)
         usage = Usage(input_tokens=prompt.tokens, output_tokens=estimate_tokens(text))
@@ -109,7 +150,7 @@ class OfflineModel(Model):
         ]
         return _fit(lines, max_tokens)
 
-    def extract(self, request: ExtractionInput) -> list[Candidate]:
+    def extract(self, request: ExtractionInput) -> ExtractionResult:
         """Deterministic rules for the common statements (see offline_extractor)."""
         return _EXTRACTOR.extract(request)
 
@@ -125,6 +166,8 @@ class OfflineModel(Model):
         prompt: RenderedPrompt,
         can_save: bool,
         run_tool: ToolRunner,
+        *,
+        concluded: Ending | None = None,
     ) -> str:
         correction = _correction(message)
         if correction and can_save:
@@ -132,6 +175,9 @@ class OfflineModel(Model):
         remembered = _REMEMBER.search(message)
         if remembered and can_save:
             return self._save(remembered.group("fact"), recalled, run_tool, corrected=False)
+        if concluded is not None:
+            # Once, in a line, and nothing quoted: the story is theirs to tell.
+            return f"{LABEL} {CONGRATULATIONS if concluded.good else NOTED_ENDING} {_OFFLINE}"
         parts = [LABEL, f'You said: "{_shorten(message, 30)}".']
         if recalled:
             used = "; ".join(f"{r.text.rstrip('.')} (mentioned {r.month})" for r in recalled)
@@ -141,10 +187,7 @@ class OfflineModel(Model):
             parts.append(f"Your note for me: {_shorten(note, 25)}")
         if remembered and not can_save:
             parts.append("Memory is off for this chat, so I won't keep that.")
-        parts.append(
-            "I can't write a real answer offline; set ANTHROPIC_API_KEY (or configure Bedrock) "
-            "to chat with Claude."
-        )
+        parts.append(_OFFLINE)
         return " ".join(parts)
 
     def _save(
@@ -174,17 +217,83 @@ class OfflineModel(Model):
         return f"{LABEL} Noted — I'll remember: {text}{left_out}"
 
 
-def _read_final_turn(content: str) -> tuple[str, list[_Recalled]]:
-    """The new message, and the numbered memories the prompt put in front of it."""
-    if "</memories>" not in content:
-        return content.strip(), []
-    block, _, message = content.partition("</memories>")
+def _read_final_turn(content: str) -> _FinalTurn:
+    """The new message, and what the prompt put in front of it: a reopened chat's kickoff
+    cue, then the numbered memories."""
+    end, cue = 0, ""
+    kickoff = _KICKOFF.search(content)
+    if kickoff:
+        cue, end = kickoff["cue"].strip(), kickoff.end()
     recalled = []
-    for line in block.splitlines():
-        match = _MEMORY_LINE.match(line.strip())
+    memories = _MEMORIES.search(content, end)
+    if memories:
+        end = memories.end()
+        for line in memories["body"].splitlines():
+            match = _MEMORY_LINE.match(line.strip())
+            if match:
+                recalled.append(_Recalled(match["number"], match["text"], match["month"]))
+    return _FinalTurn(content[end:].strip(), recalled, cue)
+
+
+def _first_speech_cue(prompt: RenderedPrompt) -> str:
+    """A room block's cue, while the turn says it is the persona's opening since the
+    person came back; "" once it has spoken (the service marks the opening turn)."""
+    if not prompt.messages or OPENING_TURN not in prompt.messages[-1].content:
+        return ""
+    for block in prompt.system:
+        match = _FIRST_SPEECH.search(block.text)
         if match:
-            recalled.append(_Recalled(match["number"], match["text"], match["month"]))
-    return message.strip(), recalled
+            return match["cue"].strip()
+    return ""
+
+
+def _reunion(cue: str, *, ask: bool) -> str:
+    """The opening a cue asks for: a greeting, then at most the one question it names, by
+    that thread's details as written ("Last time: second round at Acme on Friday
+    2026-12-11 — how did it go?")."""
+    if not cue:
+        return ""
+    named = _ASK_ONE.search(cue)
+    if not ask or named is None:
+        return GREETING
+    state = _as_said(named["state"])
+    question = "how did it go?" if _DAY_SAID.search(state) else "how is it going?"
+    return f"{GREETING} Last time: {state} — {question}"
+
+
+def _as_said(state: str) -> str:
+    """A thread's state as a friend would say it back: without a heading that holds no
+    detail ("Is job-hunting: "), "their" as "your", the details untouched."""
+    text = state.strip().rstrip(".")
+    head, colon, rest = text.partition(": ")
+    if colon and rest and not _ANCHOR.search(head):
+        text = rest
+    text = _THEIR.sub(lambda match: "Your" if match[1] == "T" else "your", text)
+    first = text.split(" ", 1)[0]
+    if first[1:].islower() or len(first) == 1:
+        text = text[:1].lower() + text[1:]
+    return text
+
+
+def _shown_threads(prompt: RenderedPrompt) -> list[str]:
+    """The threads the prompt shows the persona: the chat's `<threads>` block, or a room
+    block's "threads you're following" lines; each as its state, without its notes."""
+    lines = _section(prompt, "threads").splitlines()
+    for block in prompt.system:
+        following = False
+        for line in block.text.splitlines():
+            if line == _FOLLOWING:
+                following = True
+            elif following and line.startswith("- "):
+                lines.append(line)
+            else:
+                following = False
+    return [match["text"] for line in lines if (match := _THREAD_LINE.match(line.strip()))]
+
+
+def _spoken(message: str) -> str:
+    """A room's turn without its speaker tags ("[u:dan] "): the words as said."""
+    return _SPEAKER.sub("", message)
 
 
 def _correction(message: str) -> str | None:

@@ -2,10 +2,12 @@
 deterministic rules for the common phrasings, so a room's write runs with no model key.
 
 Every candidate says whom it is about:
-- a present human's own line (`u:<id>`): an upcoming event or a request to be followed
-  up ("ask me how it went", "remind me …") as an open loop; a home, a vehicle, a business
-  or shares owned, bought or sold; else the one-to-one rules' statements ("Lives in
-  Pune."), all in the same third-person sentences, without a name;
+- a present human's own line (`u:<id>`): a request to be followed up ("ask me how it
+  went", "remind me …") as an open loop, with the event it follows up; an ongoing concern
+  of theirs — a job interview, a house hunt, an event ahead — as a thread, its news as a
+  beat of the thread already followed, its conclusion as a fact (offline_threads); a home,
+  a vehicle, a business or shares owned, bought or sold; else the one-to-one rules'
+  statements ("Lives in Pune."), all in the same third-person sentences, without a name;
 - the seated persona's own line (`self`): its promise ("I'll send you the letter"), with
   the human it was answering as the counterpart;
 - a present human's announcement of a public event ("Odyssey opened on 2026-07-17"):
@@ -17,12 +19,24 @@ is written out as a date in the sentence and fills `valid_from`. The write filte
 
 from __future__ import annotations
 
-import calendar
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
-from datetime import UTC, date, datetime, time, timedelta
+from datetime import date
 
+from chatmemory.adapters.offline_dates import (
+    NAME,
+    dated,
+    instant,
+    stated,
+)
+from chatmemory.adapters.offline_threads import (
+    FollowedThread,
+    Item,
+    StoryReader,
+    clauses,
+    materialise,
+)
 from chatmemory.domain.extraction import (
     Candidate,
     ExtractionInput,
@@ -43,24 +57,10 @@ OPEN_LOOP_IMPORTANCE = 7
 PROMISE_IMPORTANCE = 7
 WORLD_IMPORTANCE = 4
 
-# ---- stated times ----------------------------------------------------------------------
-
-_WEEKDAYS = {name.lower(): number for number, name in enumerate(calendar.day_name)}
-_MONTHS = {name.lower(): number for number, name in enumerate(calendar.month_name) if name}
-_MONTH = "|".join(name for name in calendar.month_name if name)
-_WEEKDAY = "|".join(calendar.day_name)
-# A time this stand-in can turn into a date: a weekday, a relative day, a date, a month.
-_WHEN = re.compile(
-    rf"\b(?:(?:(?:on|this) )?(?P<weekday>{_WEEKDAY})|(?P<relative>today|tonight|tomorrow|yesterday)"
-    rf"|(?:on )?(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})"
-    rf"|on (?P<day>\d{{1,2}})(?:st|nd|rd|th)? (?P<month>{_MONTH})(?: (?P<year>\d{{4}}))?"
-    rf"|in (?P<month_only>{_MONTH})(?: (?P<month_year>\d{{4}}))?)\b",
-    re.IGNORECASE,
-)
 # A relative time that would mislead months later and cannot be dated here.
 _UNDATED = re.compile(r"\s*\b(?:(?:last|this|next) (?:week|weekend|month|year)|recently)\b", re.I)
 _SENTENCE = re.compile(r"(?<=[.!?;])\s+")
-_PLACE = rf"(?!(?:{_MONTH}|{_WEEKDAY})\b)[A-Z][\w'&-]*(?:\s(?!(?:{_MONTH})\b)[A-Z][\w'&-]*)*"
+_PLACE = NAME
 
 # ---- a human's own line --------------------------------------------------------------
 
@@ -154,13 +154,18 @@ _PERSONA_PRONOUNS = (
 
 
 @dataclass(frozen=True, slots=True)
-class _Stated:
-    """A time stated in a sentence: where its words are, as a standalone phrase, its day."""
+class _Event:
+    """A speaker's upcoming event read as a thread, which "ask me how it went" in a later
+    line may still turn into the open loop they asked for."""
 
-    start: int
-    end: int
-    phrase: str
-    day: date
+    thread: FollowedThread
+    text: str  # "Has a job interview on Thursday 2026-12-03."
+    day: date | None
+    message_id: str
+
+
+#: a speaker's last event: an open loop already made (its place), or a thread
+Pending = dict[str, int | _Event]
 
 
 def room_candidates(
@@ -172,18 +177,19 @@ def room_candidates(
     if not any(_human(line) in present for line in request.transcript):
         return []
     own = f"p:{seat.persona}"
-    candidates: list[Candidate] = []
-    pending: dict[str, int] = {}  # speaker → their last open event, for "ask me how it went"
+    story = StoryReader(request.threads, request.today, room=True)
+    items: list[Item] = []
+    pending: Pending = {}  # speaker → their last event, for "ask me how it went"
     last_human: str | None = None
     for line in request.transcript:
         if _human(line) in present:
             last_human = line.speaker
-            _read_human(line, request.today, read_statements, candidates, pending)
+            _read_human(line, request.today, read_statements, items, pending, story=story)
         elif line.speaker == own:
             counterpart = _answering(seat, last_human)
             if counterpart is not None:
-                candidates.extend(_promises(line, counterpart, request.today))
-    return _distinct(candidates)[:ROOM_MAX_CANDIDATES]
+                items.extend(_promises(line, counterpart, request.today))
+    return _distinct(materialise(items))[:ROOM_MAX_CANDIDATES]
 
 
 def _human(line: TranscriptLine) -> str | None:
@@ -219,63 +225,102 @@ def _read_human(
     line: TranscriptLine,
     today: date,
     read_statements: ReadStatements,
-    candidates: list[Candidate],
-    pending: dict[str, int],
+    items: list[Item],
+    pending: Pending,
+    *,
+    story: StoryReader,
 ) -> None:
-    """The room's rules first, sentence by sentence; the one-to-one rules where none fits."""
+    """Sentence by sentence: an explicit ask first (an open loop, as asked); then, clause
+    by clause, the person's concerns (threads), the room's rules, the one-to-one rules."""
     for sentence in _SENTENCE.split(line.content.strip()):
-        if _follow_up(sentence, line, today, candidates, pending):
+        if _follow_up(sentence, line, today, items, pending, story=story):
             continue
-        found = _world_fact(sentence, line, today) or _holding(sentence, line, today)
-        if found is not None:
-            candidates.append(found)
-            continue
-        candidates.extend(
-            replace(statement, subject=line.speaker)
-            for statement in read_statements(sentence, line, today)
-        )
+        for clause in clauses(sentence):
+            reading = story.read(clause, line)
+            items.extend(reading.items)
+            event = _event(clause, today)
+            if reading.thread is not None and event is not None:
+                pending[line.speaker] = _Event(reading.thread, *event, line.message_id)
+            if reading.consumed:
+                continue
+            found = _world_fact(clause, line, today) or _holding(clause, line, today)
+            if found is not None:
+                items.append(found)
+                continue
+            items.extend(
+                replace(statement, subject=line.speaker)
+                for statement in read_statements(clause, line, today)
+            )
 
 
 def _follow_up(
     sentence: str,
     line: TranscriptLine,
     today: date,
-    candidates: list[Candidate],
-    pending: dict[str, int],
+    items: list[Item],
+    pending: Pending,
+    *,
+    story: StoryReader,
 ) -> bool:
-    """An upcoming event, a request to be asked back or reminded: open loops about the
-    speaker. "Ask me how it went" joins the speaker's last event; alone it says nothing.
-    True when the sentence was one of these."""
-    made = False
+    """A request to be asked back or reminded, and the event said with it: open loops
+    about the speaker (the promise kind binds every character), never also a thread.
+    "Ask me how it went" joins the speaker's last event; alone it says nothing. True when
+    the sentence asked; an event said without an ask is left to the threads."""
     reminded = _REMIND.search(sentence)
+    asked = _ASKED_BACK.search(sentence)
+    if asked is not None and asked["ask"].lower() == "ask me" and not asked["rest"].strip():
+        asked = None  # "just ask me" offers help; it asks for nothing
+    if reminded is None and asked is None:
+        return False
     if reminded:
-        text, day = _dated(f"asked to be reminded {reminded['what']}", today, ahead=True)
-        candidates.append(_open_loop(third_person(text), line, day, OPEN_LOOP_IMPORTANCE))
-        made = True
+        text, day = dated(f"asked to be reminded {reminded['what']}", today, ahead=True)
+        items.append(_open_loop(third_person(text), line, day, OPEN_LOOP_IMPORTANCE))
     event = _event(sentence, today)
     if event is not None:
-        pending[line.speaker] = len(candidates)
-        candidates.append(_open_loop(event[0], line, event[1], OPEN_LOOP_IMPORTANCE))
-        made = True
-    asked = _ASKED_BACK.search(sentence)
-    if asked is None or (asked["ask"].lower() == "ask me" and not asked["rest"].strip()):
-        return made  # "just ask me" offers help; it asks for nothing
-    passive = _PASSIVE[asked["ask"].lower()]
-    request, day = _dated(passive + asked["rest"].rstrip(), today, ahead=True)
-    if not _ANAPHORIC.match(asked["rest"]):
-        candidates.append(_open_loop(third_person(request), line, day, ASKED_BACK_IMPORTANCE))
+        pending[line.speaker] = len(items)
+        items.append(_open_loop(event[0], line, event[1], OPEN_LOOP_IMPORTANCE))
+    if asked is None:
         return True
-    index = pending.pop(line.speaker, None)
-    if index is not None:
-        earlier = candidates[index]
-        text = third_person(f"{earlier.text.rstrip('.')} and {request}")
-        candidates[index] = replace(
-            earlier,
-            text=text[:200],
-            evidence=tuple(dict.fromkeys((*earlier.evidence, line.message_id))),
-            importance=ASKED_BACK_IMPORTANCE,
-        )
+    passive = _PASSIVE[asked["ask"].lower()]
+    request, day = dated(passive + asked["rest"].rstrip(), today, ahead=True)
+    if not _ANAPHORIC.match(asked["rest"]):
+        items.append(_open_loop(third_person(request), line, day, ASKED_BACK_IMPORTANCE))
+        return True
+    _join(pending.pop(line.speaker, None), request, line, items, story)
     return True  # without an event said before, nothing standalone to keep
+
+
+def _join(
+    earlier: int | _Event | None,
+    request: str,
+    line: TranscriptLine,
+    items: list[Item],
+    story: StoryReader,
+) -> None:
+    """ "… and asked to be asked how it went": the speaker's last event becomes (or was
+    already) the open loop they asked for, resting on both lines."""
+    if isinstance(earlier, int):
+        loop = items[earlier]
+        if isinstance(loop, Candidate):
+            text = third_person(f"{loop.text.rstrip('.')} and {request}")
+            items[earlier] = replace(
+                loop,
+                text=text[:200],
+                evidence=tuple(dict.fromkeys((*loop.evidence, line.message_id))),
+                importance=ASKED_BACK_IMPORTANCE,
+            )
+    elif earlier is not None:
+        story.take_back(earlier.thread)
+        text = third_person(f"{earlier.text.rstrip('.')} and {request}")
+        joined = replace(
+            _open_loop(text, line, earlier.day, ASKED_BACK_IMPORTANCE),
+            evidence=tuple(dict.fromkeys((earlier.message_id, line.message_id))),
+        )
+        place = next((i for i, item in enumerate(items) if item is earlier.thread), None)
+        if place is None:
+            items.append(joined)
+        else:
+            items[place] = joined
 
 
 def _event(sentence: str, today: date) -> tuple[str, date | None] | None:
@@ -288,9 +333,9 @@ def _event(sentence: str, today: date) -> tuple[str, date | None] | None:
         what, place = f"is {doing['doing'].lower()}", doing["place"]
     else:
         return None
-    stated = _stated(sentence, today, ahead=True)
-    when = f" {stated.phrase}" if stated else ""
-    return third_person(f"{what}{(place or '').rstrip()}{when}"), stated.day if stated else None
+    when = stated(sentence, today, ahead=True)
+    said = f" {when.phrase}" if when else ""
+    return third_person(f"{what}{(place or '').rstrip()}{said}"), when.day if when else None
 
 
 def _holding(sentence: str, line: TranscriptLine, today: date) -> Candidate | None:
@@ -299,10 +344,10 @@ def _holding(sentence: str, line: TranscriptLine, today: date) -> Candidate | No
     if match is None:
         return None
     verb = match["verb"].lower().removeprefix("have ").removeprefix("'ve ")
-    stated = None if verb == "own" else _stated(sentence[match.end() :], today, ahead=False)
-    when = f" {stated.phrase}" if stated else ""
+    when = None if verb == "own" else stated(sentence[match.end() :], today, ahead=False)
+    said_when = f" {when.phrase}" if when else ""
     said = "owns" if verb == "own" else verb
-    text = third_person(f"{said} {match['thing']}{(match['place'] or '').rstrip()}{when}")
+    text = third_person(f"{said} {match['thing']}{(match['place'] or '').rstrip()}{said_when}")
     return Candidate(
         text=text[:200],
         category="home" if match["home"] else "finance" if match["money"] else "general",
@@ -310,7 +355,7 @@ def _holding(sentence: str, line: TranscriptLine, today: date) -> Candidate | No
         importance=5 if verb == "sold" else 6,
         stated_by=StatedBy.USER,
         evidence=(line.message_id,),
-        valid_from=_instant(stated.day if stated else None),
+        valid_from=instant(when.day if when else None),
         subject=line.speaker,
     )
 
@@ -323,7 +368,7 @@ def _open_loop(text: str, line: TranscriptLine, day: date | None, importance: in
         importance=importance,
         stated_by=StatedBy.USER,
         evidence=(line.message_id,),
-        valid_from=_instant(day),
+        valid_from=instant(day),
         subject=line.speaker,
     )
 
@@ -343,10 +388,10 @@ def _world_fact(sentence: str, line: TranscriptLine, today: date) -> Candidate |
     if not head or not (head[0][:1].isupper() or head[0][:1].isdigit()):
         return None
     ahead = match["verb"] in _AHEAD_VERBS
-    rest, day = _dated(_UNDATED.sub("", match["rest"]).rstrip(), today, ahead=ahead)
+    rest, day = dated(_UNDATED.sub("", match["rest"]).rstrip(), today, ahead=ahead)
     if day is None:  # "Yesterday Apple launched …": the time came before the name
-        stated = _stated(sentence[: match.start("verb")], today, ahead=ahead)
-        rest, day = (f"{rest} {stated.phrase}", stated.day) if stated else (rest, None)
+        before = stated(sentence[: match.start("verb")], today, ahead=ahead)
+        rest, day = (f"{rest} {before.phrase}", before.day) if before else (rest, None)
     text = f"{' '.join(words)} {match['verb']}{rest}."
     return Candidate(
         text=text[:200],
@@ -355,7 +400,7 @@ def _world_fact(sentence: str, line: TranscriptLine, today: date) -> Candidate |
         importance=WORLD_IMPORTANCE,
         stated_by=StatedBy.USER,
         evidence=(line.message_id,),
-        valid_from=_instant(day),
+        valid_from=instant(day),
         subject="world",
     )
 
@@ -367,7 +412,7 @@ def _promises(line: TranscriptLine, counterpart: str, today: date) -> list[Candi
     """ "Promised u:dan to send the 1988 shareholder letter.", one per promise said."""
     made = []
     for match in _PROMISE.finditer(line.content):
-        act, day = _dated(_GIVE_YOU.sub(r"\g<verb> ", match["act"].strip()), today, ahead=True)
+        act, day = dated(_GIVE_YOU.sub(r"\g<verb> ", match["act"].strip()), today, ahead=True)
         text = " ".join(f"Promised {counterpart} to {_from_the_persona(act, counterpart)}".split())
         made.append(
             Candidate(
@@ -377,7 +422,7 @@ def _promises(line: TranscriptLine, counterpart: str, today: date) -> list[Candi
                 importance=PROMISE_IMPORTANCE,
                 stated_by=StatedBy.USER,
                 evidence=(line.message_id,),
-                valid_from=_instant(day),
+                valid_from=instant(day),
                 subject="self",
                 counterpart=counterpart,
             )
@@ -391,72 +436,3 @@ def _from_the_persona(act: str, counterpart: str) -> str:
         words = template.format(counterpart=counterpart)
         act = pattern.sub(lambda _match: words, act)  # noqa: B023 - used at once, in the loop
     return act
-
-
-# ---- stated times ---------------------------------------------------------------------
-
-
-def _dated(text: str, today: date, *, ahead: bool) -> tuple[str, date | None]:
-    """`text` with its first stated time written out as a date ("on Thursday" → "on
-    Thursday 2026-12-03"), and that date; unchanged and None when none is stated."""
-    stated = _stated(text, today, ahead=ahead)
-    if stated is None:
-        return text, None
-    return text[: stated.start] + stated.phrase + text[stated.end :], stated.day
-
-
-def _stated(text: str, today: date, *, ahead: bool) -> _Stated | None:
-    """The first time `text` states that names a real day; a bare weekday or month is the
-    next one when the sentence looks `ahead`, else the last one."""
-    for match in _WHEN.finditer(text):
-        day = _day(match, today, ahead=ahead)
-        if day is not None:
-            return _Stated(match.start(), match.end(), _phrase(match, day), day)
-    return None
-
-
-def _day(match: re.Match[str], today: date, *, ahead: bool) -> date | None:
-    groups = match.groupdict()
-    day: date | None = None
-    try:
-        if groups["weekday"]:
-            weekday = _WEEKDAYS[groups["weekday"].lower()]
-            on = (weekday - today.weekday()) % 7 or 7  # the next one, never today
-            back = (today.weekday() - weekday) % 7 or 7  # the last one, never today
-            day = today + timedelta(days=on) if ahead else today - timedelta(days=back)
-        elif groups["relative"]:
-            shift = {"yesterday": -1, "tomorrow": 1}.get(groups["relative"].lower(), 0)
-            day = today + timedelta(days=shift)
-        elif groups["iso"]:
-            day = date.fromisoformat(groups["iso"])
-        elif groups["month"]:
-            year = int(groups["year"]) if groups["year"] else today.year
-            day = date(year, _MONTHS[groups["month"].lower()], int(groups["day"]))
-        else:
-            day = _month(groups["month_only"], groups["month_year"], today, ahead=ahead)
-    except ValueError:  # "on 31 February"
-        return None
-    return day
-
-
-def _month(name: str, year: str | None, today: date, *, ahead: bool) -> date:
-    """The first day of a named month: of the year given, else the next such month when
-    the sentence looks ahead, else the last one."""
-    month = _MONTHS[name.lower()]
-    if year:
-        return date(int(year), month, 1)
-    if ahead:
-        return date(today.year if month >= today.month else today.year + 1, month, 1)
-    return date(today.year if month <= today.month else today.year - 1, month, 1)
-
-
-def _phrase(match: re.Match[str], day: date) -> str:
-    if match["month_only"]:
-        return f"in {calendar.month_name[day.month]} {day.year}"
-    if match["weekday"] or match["relative"]:
-        return f"on {calendar.day_name[day.weekday()]} {day.isoformat()}"
-    return f"on {day.isoformat()}"
-
-
-def _instant(day: date | None) -> datetime | None:
-    return datetime.combine(day, time(), tzinfo=UTC) if day else None

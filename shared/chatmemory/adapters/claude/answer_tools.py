@@ -3,7 +3,10 @@
 `route_memories` (route), with the values they offer and their budgets.
 
 The model is made to call one of them and its answer is that call's input; the schemas
-offer only what the parser accepts (parsing.py), so anything else is dropped there.
+offer only what the parser accepts (parsing.py), so anything else is dropped there. Both
+extraction answers also carry `threads_raised`: the known threads (by the number the
+request offered them under, never an id) the persona raised in the stretch, each with the
+line it raised it on and how the person met it (seed 004).
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from chatmemory.domain.extraction import MAX_CANDIDATES, SENSITIVE_CATEGORIES
 from chatmemory.domain.memory import Kind, StatedBy
 from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
 from chatmemory.domain.routing import Action
+from chatmemory.domain.threads import THREAD_TEXT_MAX, Cadence, Response
 from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS
 
 RECORD_MEMORIES = "record_memories"
@@ -26,7 +30,8 @@ ROUTE_MEMORIES = "route_memories"
 EXTRACT_MAX_TOKENS = 8192
 #: a room's spell holds several people's worth (the room filter reads as many)
 ROUTE_MAX_TOKENS = 4096
-#: what the extractor may propose (a `thread` is not the extractor's to make)
+#: what the extractor may propose: every kind a person's words can make, a `thread` (an
+#: ongoing concern the persona follows, seed 004) among them
 EXTRACTED_KINDS: tuple[str, ...] = tuple(
     kind.value
     for kind in (
@@ -36,8 +41,13 @@ EXTRACTED_KINDS: tuple[str, ...] = tuple(
         Kind.PROMISE,
         Kind.OPEN_LOOP,
         Kind.RELATIONSHIP,
+        Kind.THREAD,
     )
 )
+#: how a known thread is named in a request and an answer: its number, never its id
+THREAD_NUMBER_PATTERN = "^T[0-9]+$"
+#: how the person met a thread the persona raised
+RESPONSES: tuple[str, ...] = tuple(response.value for response in Response)
 #: the recommended categories: the described ones, every sensitive one (so the write
 #: filter's sensitive gate sees them by name), and the default
 EXTRACTED_CATEGORIES: tuple[str, ...] = (
@@ -50,14 +60,18 @@ EXTRACTED_CATEGORIES: tuple[str, ...] = (
 _TEXT: dict[str, Any] = {
     "type": "string",
     "maxLength": rules.EXTRACTED_TEXT_MAX,
-    "description": "one standalone sentence, third person, no name",
+    "description": (
+        "one standalone sentence, third person, no name; a thread's current state at most "
+        f"{THREAD_TEXT_MAX} characters"
+    ),
 }
 _CATEGORY: dict[str, Any] = {"type": "string", "enum": list(EXTRACTED_CATEGORIES)}
 _KEY: dict[str, Any] = {
     "type": "string",
     "description": (
         "snake_case conflict key of a standing fact a newer statement replaces "
-        "(home_city, diet, job …)"
+        "(home_city, diet, job …); on a thread, the concern it follows (job_hunt, "
+        "house_hunt …), the same every time"
     ),
 }
 _KIND: dict[str, Any] = {"type": "string", "enum": list(EXTRACTED_KINDS)}
@@ -69,12 +83,73 @@ _EVIDENCE: dict[str, Any] = {
     "minItems": 1,
     "description": "the numbers of the transcript lines it came from",
 }
+# A thread's own fields, and the one a concluding fact carries (seed 004).
+_CADENCE: dict[str, Any] = {
+    "type": "string",
+    "enum": [cadence.value for cadence in Cadence],
+    "description": (
+        "only on a thread: fast (moves in days), slow (moves in weeks), event (waits on a "
+        "dated event)"
+    ),
+}
+_EVENT_ON: dict[str, Any] = {
+    "type": "string",
+    "format": "date",
+    "description": "only on a thread of cadence event: YYYY-MM-DD of the event it waits on",
+}
+_THREAD: dict[str, Any] = {
+    "type": "string",
+    "pattern": THREAD_NUMBER_PATTERN,
+    "description": (
+        "only on a thread: the number of the known thread this beat continues (T1 …); "
+        "left out for a new concern"
+    ),
+}
+_CONCLUDES: dict[str, Any] = {
+    "type": "string",
+    "pattern": THREAD_NUMBER_PATTERN,
+    "description": "only on a memory that is not a thread: the number of the thread it concludes",
+}
+_THREAD_FIELDS: dict[str, dict[str, Any]] = {
+    "cadence": _CADENCE,
+    "event_on": _EVENT_ON,
+    "thread": _THREAD,
+    "concludes": _CONCLUDES,
+}
+_THREADS_RAISED: dict[str, Any] = {
+    "type": "array",
+    "description": (
+        "each known thread the persona raised in its own line in this stretch, once; an "
+        "empty list when it raised none"
+    ),
+    "items": {
+        "type": "object",
+        "properties": {
+            "thread": {"type": "string", "pattern": THREAD_NUMBER_PATTERN},
+            "line": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "the number of the persona's own line that raised it",
+            },
+            "response": {
+                "type": "string",
+                "enum": list(RESPONSES),
+                "description": (
+                    "answered: took it up; deflected: a short or sideways reply, a change of "
+                    "subject; unanswered: the stretch ended before they replied"
+                ),
+            },
+        },
+        "required": ["thread", "line", "response"],
+    },
+}
 
 RECORD_MEMORIES_TOOL: ToolParam = {
     "name": RECORD_MEMORIES,
     "description": (
         "Record what this stretch of conversation taught you about the user: only new, "
-        "durable memories, from the user's own lines. An empty list when there is nothing."
+        "durable memories, from the user's own lines, and the threads the assistant raised. "
+        "Empty lists when there is nothing."
     ),
     "input_schema": {
         "type": "object",
@@ -108,6 +183,7 @@ RECORD_MEMORIES_TOOL: ToolParam = {
                             "minItems": 3,
                             "maxItems": 6,
                         },
+                        **_THREAD_FIELDS,
                     },
                     "required": [
                         "text",
@@ -119,9 +195,10 @@ RECORD_MEMORIES_TOOL: ToolParam = {
                         "uses",
                     ],
                 },
-            }
+            },
+            "threads_raised": _THREADS_RAISED,
         },
-        "required": ["memories"],
+        "required": ["memories", "threads_raised"],
     },
 }
 
@@ -131,7 +208,8 @@ RECORD_ROOM_MEMORIES_TOOL: ToolParam = {
     "name": RECORD_ROOM_MEMORIES,
     "description": (
         "Record what the persona carries away from this stretch of the room: only new, "
-        "durable memories, each with whom it is about. An empty list when there is nothing."
+        "durable memories, each with whom it is about, and the threads the persona raised. "
+        "Empty lists when there is nothing."
     ),
     "input_schema": {
         "type": "object",
@@ -170,6 +248,7 @@ RECORD_ROOM_MEMORIES_TOOL: ToolParam = {
                             ),
                         },
                         "evidence": _EVIDENCE,
+                        **_THREAD_FIELDS,
                     },
                     "required": [
                         "subject",
@@ -181,9 +260,10 @@ RECORD_ROOM_MEMORIES_TOOL: ToolParam = {
                         "evidence",
                     ],
                 },
-            }
+            },
+            "threads_raised": _THREADS_RAISED,
         },
-        "required": ["memories"],
+        "required": ["memories", "threads_raised"],
     },
 }
 

@@ -6,6 +6,9 @@ summary with one `messages.create` on the fast model; `extract` and `route` (the
 path's two calls) are one `messages.create` each on the fast model, whose structured
 answer is the input of a tool the model is made to call. In a room (`request.seat` set)
 the extraction is written from that persona's seat: its own prompt, request and tool.
+The extraction's answer also reports, post hoc, the known threads the persona raised in
+the stretch; known threads are offered by number ("T1"), so the answer names numbers and
+the service maps them back to ids.
 
 Choices worth knowing (how requests are shaped: requests.py; failures: failures.py):
 - After `max_tool_rounds` rounds of tool calls the last request still carries the tools
@@ -63,7 +66,7 @@ from chatmemory.adapters.claude.requests import (
     tool_param,
 )
 from chatmemory.domain.errors import ModelRefused
-from chatmemory.domain.extraction import Candidate, ExtractionInput, RoomSeat
+from chatmemory.domain.extraction import ExtractionInput, ExtractionResult, RoomSeat
 from chatmemory.domain.prompt import RenderedPrompt, Turn, neutralise
 from chatmemory.domain.routing import RouteDecision
 from chatmemory.ports.model import (
@@ -226,15 +229,17 @@ class ClaudeModel(Model):
 
     # ---- the write path -------------------------------------------------------------
 
-    def extract(self, request: ExtractionInput) -> list[Candidate]:
-        """Candidate memories from the slice, by the fast model through `record_memories`.
+    def extract(self, request: ExtractionInput) -> ExtractionResult:
+        """Candidate memories from the slice, and the report of each known thread the
+        assistant raised in it, by the fast model through `record_memories`.
 
-        Transcript lines are numbered from 1 in the request; evidence numbers map back to
-        their message ids. An item that names a line not offered, breaks a field rule or
-        leaves the offered values is dropped, never repaired.
+        Transcript lines are numbered from 1 in the request; evidence and report line
+        numbers map back to their message ids; threads stay numbers. An item that names a
+        line not offered, breaks a field rule or leaves the offered values is dropped,
+        never repaired.
         """
         if not request.transcript:
-            return []
+            return ExtractionResult()
         if request.seat is not None:
             return self._extract_room(request, request.seat)
         answer = self._structured_call(
@@ -247,21 +252,28 @@ class ClaudeModel(Model):
         items = answer.get("memories")
         if not isinstance(items, list):
             raise unavailable("the extraction came back without a list of memories")
+        offered = {thread.number: thread.subject for thread in request.threads}
         line_ids = [line.message_id for line in request.transcript]
-        extracted = parsing.candidates(items, line_ids)
+        extracted = parsing.candidates(items, line_ids, offered)
+        reported = parsing.thread_reports(answer.get("threads_raised"), request.transcript, offered)
         log.info(
-            "claude extraction: lines=%d returned=%d kept=%d dropped=%s",
+            "claude extraction: lines=%d threads=%d returned=%d kept=%d reports=%d "
+            "dropped=%s cleared=%s",
             len(line_ids),
+            len(offered),
             len(items),
             len(extracted.kept),
-            dict(sorted(extracted.dropped.items())),
+            len(reported.reports),
+            dict(sorted((extracted.dropped + reported.dropped).items())),
+            dict(sorted(extracted.cleared.items())),
         )
-        return extracted.kept
+        return ExtractionResult(tuple(extracted.kept), tuple(reported.reports))
 
-    def _extract_room(self, request: ExtractionInput, seat: RoomSeat) -> list[Candidate]:
+    def _extract_room(self, request: ExtractionInput, seat: RoomSeat) -> ExtractionResult:
         """Candidates from the persona's seat through `record_room_memories`: each with its
-        subject, read as in the one-to-one call; who may be remembered is the room
-        filter's to decide (domain/room_extraction.py)."""
+        subject, read as in the one-to-one call, and the reports of the threads this
+        persona (not another one) raised; who may be remembered is the room filter's to
+        decide (domain/room_extraction.py)."""
         answer = self._structured_call(
             extract_room_prompt(),
             room_extraction_request(request, seat),
@@ -272,18 +284,29 @@ class ClaudeModel(Model):
         items = answer.get("memories")
         if not isinstance(items, list):
             raise unavailable("the room extraction came back without a list of memories")
+        offered = {thread.number: thread.subject for thread in request.threads}
         line_ids = [line.message_id for line in request.transcript]
-        extracted = parsing.room_candidates(items, line_ids)
+        extracted = parsing.room_candidates(items, line_ids, offered)
+        reported = parsing.thread_reports(
+            answer.get("threads_raised"),
+            request.transcript,
+            offered,
+            persona_speaker=f"p:{seat.persona}",
+        )
         log.info(
-            "claude room extraction: group=%s present=%d lines=%d returned=%d kept=%d dropped=%s",
+            "claude room extraction: group=%s present=%d lines=%d threads=%d returned=%d "
+            "kept=%d reports=%d dropped=%s cleared=%s",
             seat.group,
             len(seat.present),
             len(line_ids),
+            len(offered),
             len(items),
             len(extracted.kept),
-            dict(sorted(extracted.dropped.items())),
+            len(reported.reports),
+            dict(sorted((extracted.dropped + reported.dropped).items())),
+            dict(sorted(extracted.cleared.items())),
         )
-        return extracted.kept
+        return ExtractionResult(tuple(extracted.kept), tuple(reported.reports))
 
     def route(self, cases: Sequence[RoutingCase]) -> list[RouteDecision]:
         """One decision per case, in order, by the fast model through `route_memories`.

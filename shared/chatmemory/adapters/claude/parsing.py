@@ -1,37 +1,77 @@
 """The model's structured answers as domain values: `record_memories` and
-`record_room_memories` items as Candidates, `route_memories` decisions as RouteDecisions.
+`record_room_memories` items as Candidates, their `threads_raised` as ThreadReports,
+`route_memories` decisions as RouteDecisions.
 
 A bad item inside a good answer is dropped, never repaired: a candidate that names a line
 not offered, breaks a field rule or leaves the offered values (in a room: a subject of an
-unknown shape, a counterpart on an item that is not the persona's own); a decision for no
-case offered. A case with no single good decision is NONE.
+unknown shape, a counterpart on an item that is not the persona's own, a thread that is
+not a present person's story); a report on a line that is not the persona's own, on a
+thread not offered, or with a response not offered; a decision for no case offered. A
+case with no single good decision is NONE.
+
+Threads are named by the numbers the request offered ("T1"), never by id. A beat or a
+conclusion naming a number that was not offered (or, in a room, a thread of someone else's
+story) loses that link and is otherwise kept: a beat becomes a new concern, which its key
+can still match, and a conclusion a plain fact.
 """
 
 from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import date, datetime
+from typing import TypedDict
 
-from chatmemory.adapters.claude.answer_tools import EXTRACTED_CATEGORIES, EXTRACTED_KINDS
+from chatmemory.adapters.claude.answer_tools import (
+    EXTRACTED_CATEGORIES,
+    EXTRACTED_KINDS,
+    RESPONSES,
+)
 from chatmemory.domain.errors import InvalidField
-from chatmemory.domain.extraction import MAX_CANDIDATES, Candidate
+from chatmemory.domain.extraction import MAX_CANDIDATES, Candidate, TranscriptLine
 from chatmemory.domain.memory import Kind, StatedBy
 from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
 from chatmemory.domain.routing import Action, RouteDecision
+from chatmemory.domain.threads import Cadence, Response, ThreadReport
 from chatmemory.domain.time import parse_instant
 
 # A room item names whom it is about; "" (a one-to-one item) is not a room subject.
 _ROOM_SUBJECT = re.compile(r"^(?:self|world|u:\S.*)$", re.DOTALL)
+_ISO_DATE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+_CADENCES: tuple[str, ...] = tuple(cadence.value for cadence in Cadence)
+# Fields only a thread carries; a memory of another kind that sets one is malformed.
+_THREAD_ONLY = ("cadence", "event_on", "thread")
+
+#: the threads offered, number → whose story it is ("u:<id>" in a room; ignored one-to-one)
+Offered = Mapping[str, str]
+
+
+class _ThreadFields(TypedDict):
+    cadence: Cadence | None
+    event_on: date | None
+    thread: str | None
+    concludes: str | None
 
 
 @dataclass(frozen=True)
 class Extracted:
-    """The candidates kept, and how many items were dropped for each field (or over the cap)."""
+    """The candidates kept; how many items were dropped for each field (or over the cap);
+    how many kept items lost a thread link naming no thread offered, or in a room someone
+    else's (`cleared`, by field)."""
 
     kept: list[Candidate]
+    dropped: Counter[str]
+    cleared: Counter[str]
+
+
+@dataclass(frozen=True)
+class Reported:
+    """The thread reports kept, at most one per thread, and how many were dropped, by the
+    reason (`threads_raised.<field>`)."""
+
+    reports: list[ThreadReport]
     dropped: Counter[str]
 
 
@@ -45,38 +85,81 @@ class Routed:
     stray: int
 
 
-def candidates(items: Sequence[object], line_ids: Sequence[str]) -> Extracted:
+def candidates(
+    items: Sequence[object], line_ids: Sequence[str], threads: Offered | None = None
+) -> Extracted:
     """Every good item as a Candidate, at most MAX_CANDIDATES; evidence numbers (from 1)
-    mapped back to `line_ids`."""
-    return _read_all(items, line_ids, _candidate, MAX_CANDIDATES)
+    mapped back to `line_ids`; a thread link kept only for a number in `threads`."""
+    return _read_all(items, line_ids, _candidate, MAX_CANDIDATES, threads or {})
 
 
-def room_candidates(items: Sequence[object], line_ids: Sequence[str]) -> Extracted:
+def room_candidates(
+    items: Sequence[object], line_ids: Sequence[str], threads: Offered | None = None
+) -> Extracted:
     """Every good `record_room_memories` item as a Candidate with its subject (and a
     `self` item's counterpart), at most ROOM_MAX_CANDIDATES; evidence as in `candidates`.
-    Whether the subject was present, and allows the persona, is the room filter's to say."""
-    return _read_all(items, line_ids, _room_candidate, ROOM_MAX_CANDIDATES)
+    A thread link is kept only for a number in `threads` whose story is the item's
+    subject's. Whether the subject was present, and allows the persona, is the room
+    filter's to say."""
+    return _read_all(items, line_ids, _room_candidate, ROOM_MAX_CANDIDATES, threads or {})
+
+
+def thread_reports(
+    answer: object,
+    lines: Sequence[TranscriptLine],
+    threads: Offered,
+    *,
+    persona_speaker: str | None = None,
+) -> Reported:
+    """The `threads_raised` of an answer as ThreadReports, `raised_in` the message id of
+    the line. A report is kept only when its line was offered and is the persona's own
+    (one-to-one: the assistant's; in a room: `persona_speaker`'s), its thread was offered
+    and its response is one of the three; the first report of a thread wins. A missing
+    list is no report; a malformed one is dropped whole."""
+    dropped: Counter[str] = Counter()
+    if answer is None:
+        return Reported([], dropped)
+    if not isinstance(answer, list):
+        dropped["threads_raised"] += 1
+        return Reported([], dropped)
+    reports: list[ThreadReport] = []
+    for item in answer:
+        try:
+            report = _report(item, lines, threads, persona_speaker)
+        except InvalidField as error:
+            dropped[f"threads_raised.{error.field}"] += 1
+            continue
+        if any(kept.thread == report.thread for kept in reports):
+            dropped["threads_raised.repeat"] += 1
+            continue
+        reports.append(report)
+    return Reported(reports, dropped)
 
 
 def _read_all(
     items: Sequence[object],
     line_ids: Sequence[str],
-    read: Callable[[object, Sequence[str]], Candidate],
+    read: Callable[[object, Sequence[str], Offered, Counter[str]], Candidate],
     cap: int,
+    threads: Offered,
 ) -> Extracted:
     kept: list[Candidate] = []
     dropped: Counter[str] = Counter()
+    cleared: Counter[str] = Counter()
     for item in items:
+        # An item dropped later must not count the links it lost.
+        lost: Counter[str] = Counter()
         try:
-            candidate = read(item, line_ids)
+            candidate = read(item, line_ids, threads, lost)
         except ValueError as error:  # InvalidField is a ValueError
             dropped[error.field if isinstance(error, InvalidField) else "value"] += 1
             continue
         if len(kept) == cap:
             dropped["over_cap"] += 1
             continue
+        cleared.update(lost)
         kept.append(candidate)
-    return Extracted(kept, dropped)
+    return Extracted(kept, dropped, cleared)
 
 
 def decisions(items: Sequence[object], cases: int) -> Routed:
@@ -132,25 +215,39 @@ def _optional_date(field: str, value: object) -> datetime | None:
     return None if text is None else parse_instant(field, text)
 
 
-def _room_candidate(item: object, line_ids: Sequence[str]) -> Candidate:
+def _room_candidate(
+    item: object, line_ids: Sequence[str], threads: Offered, lost: Counter[str]
+) -> Candidate:
     """One `record_room_memories` item as a Candidate; InvalidField if anything is wrong:
     a subject that is not "u:<id>", "self" or "world", a counterpart that is not "u:<id>"
-    or sits on an item other than "self" (the Candidate refuses it)."""
+    or sits on an item other than "self" (the Candidate refuses it), a thread about
+    anything but a person (a thread is someone's story)."""
     if not isinstance(item, dict):
         raise InvalidField("item", "must be an object")
     subject = item.get("subject")
     if not isinstance(subject, str) or not _ROOM_SUBJECT.match(subject):
         raise InvalidField("subject", "must be 'u:<id>', 'self' or 'world'")
+    if item.get("kind") == Kind.THREAD.value and not subject.startswith("u:"):
+        raise InvalidField("subject", "a thread is the story of a person present")
     counterpart = item.get("counterpart")
     if counterpart is not None and not isinstance(counterpart, str):
         raise InvalidField("counterpart", "must be 'u:<id>'")
-    return _candidate(item, line_ids, subject=subject, counterpart=counterpart or None)
+    return _candidate(
+        item, line_ids, threads, lost, subject=subject, counterpart=counterpart or None
+    )
 
 
 def _candidate(
-    item: object, line_ids: Sequence[str], *, subject: str = "", counterpart: str | None = None
+    item: object,
+    line_ids: Sequence[str],
+    threads: Offered,
+    lost: Counter[str],
+    *,
+    subject: str = "",
+    counterpart: str | None = None,
 ) -> Candidate:
-    """One `record_memories` item as a Candidate; InvalidField if anything is wrong."""
+    """One `record_memories` item as a Candidate; InvalidField if anything is wrong. A
+    thread link to a number not offered is counted in `lost` and left out."""
     if not isinstance(item, dict):
         raise InvalidField("item", "must be an object")
     numbers = item.get("evidence")
@@ -178,10 +275,11 @@ def _candidate(
     valid_until = _optional_date("valid_until", item.get("valid_until"))
     if valid_from is not None and valid_until is not None and valid_until <= valid_from:
         raise InvalidField("valid_until", "must be after valid_from")
+    kind = Kind(_one_of("kind", item.get("kind"), EXTRACTED_KINDS))
     return Candidate(
         text=text.strip(),
         category=_one_of("category", item.get("category"), EXTRACTED_CATEGORIES),
-        kind=Kind(_one_of("kind", item.get("kind"), EXTRACTED_KINDS)),
+        kind=kind,
         importance=importance,
         stated_by=StatedBy(_one_of("stated_by", item.get("stated_by"), tuple(StatedBy))),
         evidence=tuple(evidence),
@@ -191,7 +289,84 @@ def _candidate(
         uses=tuple(uses),
         subject=subject,
         counterpart=counterpart,
+        **_thread_fields(item, kind, threads, subject, lost),
     )
+
+
+def _thread_fields(
+    item: dict[str, object], kind: Kind, threads: Offered, subject: str, lost: Counter[str]
+) -> _ThreadFields:
+    """An item's thread fields: a thread's cadence, event day and the thread it continues;
+    another memory's thread it concludes. InvalidField when one sits on the wrong kind."""
+    is_thread = kind is Kind.THREAD
+    for name in _THREAD_ONLY:
+        if not is_thread and _given(item.get(name)):
+            raise InvalidField(name, "only a thread carries it")
+    if is_thread and _given(item.get("concludes")):
+        raise InvalidField("concludes", "a thread does not conclude another")
+    cadence = item.get("cadence")
+    return {
+        "cadence": Cadence(_one_of("cadence", cadence, _CADENCES)) if _given(cadence) else None,
+        "event_on": _optional_day("event_on", item.get("event_on")),
+        "thread": _thread_link("thread", item.get("thread"), threads, subject, lost),
+        "concludes": _thread_link("concludes", item.get("concludes"), threads, subject, lost),
+    }
+
+
+def _given(value: object) -> bool:
+    """Whether an optional field was filled in (null and "" are left out)."""
+    return value is not None and value != ""
+
+
+def _optional_day(field: str, value: object) -> date | None:
+    """A calendar day written YYYY-MM-DD, or None when left out."""
+    text = _optional_text(field, value)
+    if text is None:
+        return None
+    if not _ISO_DATE.match(text):
+        raise InvalidField(field, "must be a date, YYYY-MM-DD")
+    try:
+        return date.fromisoformat(text)
+    except ValueError as error:
+        raise InvalidField(field, "must be a real calendar day") from error
+
+
+def _thread_link(
+    field: str, value: object, threads: Offered, subject: str, lost: Counter[str]
+) -> str | None:
+    """The offered thread number an item links to, or None. A number not offered, or (in
+    a room) a thread of someone else's story, is never guessed at: the link is left out
+    and counted."""
+    if not _given(value):
+        return None
+    owner = threads.get(value) if isinstance(value, str) else None
+    if owner is None or (subject and owner and owner != subject):
+        lost[field] += 1
+        return None
+    return str(value)
+
+
+def _report(
+    item: object,
+    lines: Sequence[TranscriptLine],
+    threads: Offered,
+    persona_speaker: str | None,
+) -> ThreadReport:
+    """One `threads_raised` item as a ThreadReport; InvalidField naming what is wrong."""
+    if not isinstance(item, dict):
+        raise InvalidField("item", "must be an object")
+    thread = item.get("thread")
+    if not isinstance(thread, str) or thread not in threads:
+        raise InvalidField("thread", "names a thread that was not offered")
+    number = _integer(item.get("line"))
+    if number is None or not 1 <= number <= len(lines):
+        raise InvalidField("line", "names a line that was not offered")
+    line = lines[number - 1]
+    own = line.role == "assistant" if persona_speaker is None else line.speaker == persona_speaker
+    if not own:
+        raise InvalidField("line", "is not the persona's own line")
+    response = Response(_one_of("response", item.get("response"), RESPONSES))
+    return ThreadReport(thread=thread, raised_in=line.message_id, response=response)
 
 
 def _decision(item: dict[str, object]) -> RouteDecision | None:

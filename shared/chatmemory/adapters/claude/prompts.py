@@ -9,6 +9,7 @@ from importlib import resources
 from chatmemory.domain import rules
 from chatmemory.domain.extraction import IMPORTANCE_FLOOR, MAX_CANDIDATES, SENSITIVE_CATEGORIES
 from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
+from chatmemory.domain.threads import THREAD_TEXT_MAX
 from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS
 
 
@@ -30,7 +31,8 @@ def extract_room_prompt() -> str:
 
 
 def _filled(file_name: str, max_candidates: int) -> str:
-    """An extraction prompt file with its limits and its list of categories filled in."""
+    """An extraction prompt file with its limits (a thread's text among them) and its list
+    of categories filled in."""
     text = resources.files("chatmemory.prompts").joinpath(file_name).read_text("utf-8")
     described = [
         f"  {name}{' (sensitive)' if name in SENSITIVE_CATEGORIES else ''}: {description}"
@@ -44,6 +46,7 @@ def _filled(file_name: str, max_candidates: int) -> str:
     return (
         text.replace("{max_candidates}", str(max_candidates))
         .replace("{max_chars}", str(rules.EXTRACTED_TEXT_MAX))
+        .replace("{thread_max_chars}", str(THREAD_TEXT_MAX))
         .replace("{importance_floor}", str(IMPORTANCE_FLOOR))
         .replace("{sensitive_categories}", ", ".join(sorted(SENSITIVE_CATEGORIES)))
         .replace("{categories}", "\n".join(described + undescribed + fallback))

@@ -35,8 +35,8 @@ from anthropic.types import (
     ToolParam,
 )
 
-from chatmemory.domain.extraction import ExtractionInput, RoomSeat
-from chatmemory.domain.prompt import PromptMessage, neutralise
+from chatmemory.domain.extraction import ExtractionInput, KnownThread, RoomSeat
+from chatmemory.domain.prompt import PromptMessage, neutralise, one_line
 from chatmemory.ports.model import RoutingCase, ToolSpec
 
 _CACHE_BREAKPOINT: CacheControlEphemeralParam = {"type": "ephemeral"}
@@ -107,9 +107,25 @@ def _indented(text: str) -> str:
     return "\n    ".join(neutralise(text).strip().splitlines())
 
 
+def threads_section(threads: Sequence[KnownThread], *, whose: bool = False) -> str:
+    """The `<threads>` section: one known thread per line, by its number, never its id —
+    `T1 (live, last heard 2026-12-01): <current state>`; with `whose` (a room) the story's
+    owner follows the number, `T1 u:42 (…)`. A thread's text is kept on one line, so it
+    cannot pass for another thread or close the section."""
+    lines = []
+    for thread in threads:
+        owner = f" {one_line(thread.subject)}" if whose and thread.subject.strip() else ""
+        lines.append(
+            f"{thread.number}{owner} ({one_line(thread.status)}, last heard "
+            f"{thread.last_heard.isoformat()}): {one_line(thread.text)}"
+        )
+    return "<threads>\n" + ("\n".join(lines) or "(none)") + "\n</threads>"
+
+
 def extraction_request(request: ExtractionInput) -> str:
-    """The extraction's user message: today, the profile, the known memories and the
-    transcript, its lines numbered from 1 (the numbers evidence names)."""
+    """The extraction's user message: today, the profile, the known memories, the threads
+    already followed and the transcript, its lines numbered from 1 (the numbers evidence
+    and reports name)."""
     known = "\n".join(f"- {_indented(text)}" for text in request.known) or "(none)"
     transcript = "\n".join(
         f"[{number}] {line.role}: {_indented(line.content)}"
@@ -119,14 +135,16 @@ def extraction_request(request: ExtractionInput) -> str:
         f"<today>{request.today.isoformat()}</today>\n\n"
         f"<profile>\n{neutralise(request.profile.strip()) or '(none)'}\n</profile>\n\n"
         f"<known>\n{known}\n</known>\n\n"
+        f"{threads_section(request.threads)}\n\n"
         f"<transcript>\n{transcript}\n</transcript>"
     )
 
 
 def room_extraction_request(request: ExtractionInput, seat: RoomSeat) -> str:
     """A room extraction's user message: whose seat, the kind of room, who is present (by
-    `u:` id), today, the known memories and the transcript, each line numbered from 1 (the
-    numbers evidence names) with its speaker ("u:<id>" or "p:<persona>")."""
+    `u:` id), today, the known memories, the threads already followed (each with whose
+    story it is) and the transcript, each line numbered from 1 (the numbers evidence and
+    reports name) with its speaker ("u:<id>" or "p:<persona>")."""
     present = "\n".join(f"u:{neutralise(user)}" for user in seat.present) or "(no one)"
     known = "\n".join(f"- {_indented(text)}" for text in request.known) or "(none)"
     transcript = "\n".join(
@@ -139,6 +157,7 @@ def room_extraction_request(request: ExtractionInput, seat: RoomSeat) -> str:
         f"<today>{request.today.isoformat()}</today>\n\n"
         f"<present>\n{present}\n</present>\n\n"
         f"<known>\n{known}\n</known>\n\n"
+        f"{threads_section(request.threads, whose=True)}\n\n"
         f"<transcript>\n{transcript}\n</transcript>"
     )
 
