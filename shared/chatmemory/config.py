@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
-from chatmemory.adapters.clock import SystemClock
+from chatmemory.adapters.clock import ShiftedClock, SystemClock
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.jobs import Jobs, JobsRunHere, PipelineStarter, PurgeStarter
@@ -40,6 +40,7 @@ from chatmemory.services.retrieval import Retriever
 from chatmemory.services.room_service import RoomService
 from chatmemory.services.room_writes import RoomWrites
 from chatmemory.services.rooms import RoomBlocks
+from chatmemory.services.threads import ThreadKeeper
 
 StoreKind = Literal["sqlite", "dynamodb"]
 EmbedderKind = Literal["auto", "minilm", "hashing", "titan"]
@@ -231,6 +232,9 @@ class Settings:
     jwt_issuer: str | None = None
     jwt_audiences: tuple[str, ...] = ()
     stream_port: int = 8080
+    # Local only: the server's clock runs this many days ahead (`chatmemory serve
+    # --days-later N`), to try what time does to memories without waiting.
+    days_later: int = 0
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -295,7 +299,11 @@ class Container:
 
     def __init__(self, settings: Settings, clock: Clock | None = None) -> None:
         self.settings = settings
-        self.clock: Clock = clock or SystemClock()
+        self.clock: Clock = clock or (
+            ShiftedClock(timedelta(days=settings.days_later))
+            if settings.days_later
+            else SystemClock()
+        )
         self._model_lock = threading.Lock()
         self._embedder: Embedder | None = None
 
@@ -617,6 +625,11 @@ class Container:
             memories=lambda: self.memories,
             quiet_after=timedelta(seconds=self.settings.idle_seconds),
         )
+
+    @cached_property
+    def threads(self) -> ThreadKeeper:
+        """The nightly review's service (the write paths build their own keeper)."""
+        return ThreadKeeper(self.stores, self.clock, lambda: self.memories)
 
     @cached_property
     def persona_view(self) -> PersonaView:

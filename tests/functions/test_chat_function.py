@@ -51,6 +51,8 @@ def test_the_sample_context_event_returns_blocks(handler: Any, container: Contai
         "summary",
         "recent",
         "memories",
+        "threads",
+        "kickoff",
     }
     assert reply.body["prompt_tokens"] > 0 and reply.body["conversation_id"] is None
 

@@ -131,6 +131,7 @@ def test_a_room_is_opened_read_spoken_in_joined_and_left(
         "last_seq": 0,
         "created_at": "2026-11-30T09:00:00Z",
         "last_message_at": None,
+        "threads_asked_on": None,
     }
     assert call(handler, "get_room").body == opened
 

@@ -9,6 +9,7 @@ from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.hashing_embedder import HashingEmbedder
 from chatmemory.adapters.local_jobs import FoldJob, IdleJob, Job, QueuedJobs, RoomQuietJob
 from chatmemory.adapters.offline_model import OfflineModel
+from chatmemory.ports.model import Model
 from chatmemory.ports.stores import Stores
 from chatmemory.services.chat import ChatRequest, ChatResult, ChatService
 from chatmemory.services.context import ContextService
@@ -24,6 +25,7 @@ from chatmemory.services.retrieval import Retriever
 from chatmemory.services.room_service import RoomService
 from chatmemory.services.room_writes import RoomWrites
 from chatmemory.services.rooms import RoomBlocks
+from chatmemory.services.threads import ThreadKeeper
 
 ALICE = "alice"
 IDLE = timedelta(minutes=10)
@@ -32,8 +34,9 @@ IDLE = timedelta(minutes=10)
 class Product:
     """Chat + the write pipeline, wired as config wires them (hashing vectors, a queue)."""
 
-    def __init__(self, stores: Stores, clock: ManualClock) -> None:
-        embedder, model = HashingEmbedder(), OfflineModel()
+    def __init__(self, stores: Stores, clock: ManualClock, model: Model | None = None) -> None:
+        embedder = HashingEmbedder()
+        model = model or OfflineModel()
         index = ExactIndex(stores.recall)
         self.stores, self.clock = stores, clock
         self.memories = MemoryService(stores, clock, MemoryIndexer(embedder, index))
@@ -57,6 +60,7 @@ class Product:
         self.room_writes = RoomWrites(
             stores, clock, model=model, embedder=embedder, memories=self.memories, quiet_after=IDLE
         )
+        self.threads = ThreadKeeper(stores, clock, self.memories)
 
         def run(job: Job) -> None:
             if isinstance(job, FoldJob):

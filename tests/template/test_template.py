@@ -949,3 +949,26 @@ def test_every_alarm_tells_the_alarm_topic_and_is_quiet_without_data() -> None:
         assert alarm["AlarmDescription"].strip(), logical_id
     subscription = load_template()["Resources"]["AlarmEmailSubscription"]
     assert subscription["Condition"] == "HasAlarmEmail"
+
+
+# --- the nightly thread review ----------------------------------------------------------
+
+
+def test_the_nightly_review_runs_every_night_on_the_table_alone() -> None:
+    properties = resource_properties("NightlyFunction")
+    (event,) = properties["Events"].values()
+
+    # A scheduled rule, once a night, its own handler folder
+    assert event["Type"] == "Schedule"
+    assert (
+        event["Properties"]["Schedule"].startswith("cron(")
+        and "* * ? *" in event["Properties"]["Schedule"]
+    )
+    assert properties["CodeUri"] == "functions/pipeline/nightly/"
+    assert (ROOT / properties["CodeUri"] / "app.py").is_file()
+    # Pure code over the table: no model key, no vectors, no pipeline to start
+    policies = properties["Policies"]
+    assert policies == [{"DynamoDBCrudPolicy": {"TableName": {"Ref": "MemoryTable"}}}]
+    assert "Environment" not in properties or "CHATMEMORY_ANTHROPIC_SECRET_NAME" not in str(
+        properties.get("Environment")
+    )

@@ -1,7 +1,7 @@
 """Lambda entry point for the write pipeline's Extract task.
 
 Step Functions passes `{"user_id", "conversation_id", "upto_seq"}`; the answer is ids and
-counts (`user_id`, `run_id`, `persona`, `candidates`), never text. The run id is
+counts (`user_id`, `run_id`, `persona`, `candidates`, `reports`), never text. The run id is
 deterministic, so a retried or repeated Extract finds the run it already wrote.
 ModelUnavailable propagates: the state machine retries it, then records the failure.
 """
@@ -19,7 +19,15 @@ def extract(task: ExtractTask) -> Extracted:
     """The slice's candidates, kept on a run; its ids and how many were kept."""
     result = container().pipeline.extract(task.user_id, task.conversation_id, task.upto_seq)
     count("CandidatesExtracted", result.candidates)
-    logger.info("extracted", extra={"run_id": result.run_id, "candidates": result.candidates})
+    count("ThreadReports", result.reports)
+    logger.info(
+        "extracted",
+        extra={
+            "run_id": result.run_id,
+            "candidates": result.candidates,
+            "reports": result.reports,
+        },
+    )
     return result
 
 

@@ -12,6 +12,7 @@ from chatmemory.api.schemas import (
     ChatRequest,
     ContextOut,
     RememberedOut,
+    ThreadLineOut,
     TurnOut,
 )
 from chatmemory.config import container
@@ -59,6 +60,11 @@ def context_out(built: BuiltContext) -> ContextOut:
                 RememberedOut(memory_id=m.memory_id, text=m.text, date=m.date)
                 for m in blocks.memories
             ],
+            threads=[
+                ThreadLineOut(memory_id=t.memory_id, text=t.text, line=t.line)
+                for t in blocks.threads
+            ],
+            kickoff=blocks.kickoff,
         ),
         memories_used=built.memories_used,
         prompt_tokens=built.rendered.tokens,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import date
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
@@ -14,6 +15,7 @@ from chatmemory.api.schemas import (
     EventOut,
     Grouping,
     HistoryOut,
+    KindFilter,
     MemoryCorrection,
     MemoryCreate,
     MemoryOut,
@@ -31,7 +33,7 @@ from chatmemory.api.schemas import (
 from chatmemory.config import container
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
-from chatmemory.domain.memory import Status
+from chatmemory.domain.memory import Kind, Status
 from chatmemory.services.memories import NewMemory
 from chatmemory.services.persona_view import PersonaView
 from chatmemory.telemetry import count
@@ -74,22 +76,37 @@ def _no_content() -> Response[str]:
     ),
 )
 def list_memories(
+    *,
     persona: Annotated[PersonaName | None, Query()] = None,
     status: Annotated[StatusFilter, Query()] = StatusFilter.ACTIVE,
     limit: Annotated[int, Query(ge=1, le=100)] = 50,
     next: Annotated[str | None, Query(max_length=2048)] = None,
     group: Annotated[Grouping | None, Query()] = None,
+    kind: Annotated[KindFilter | None, Query()] = None,
 ) -> MemoryPage | PersonaGroupsOut:
     wanted = None if status is StatusFilter.ALL else Status(status.value)
     if group is Grouping.PERSONA:
         if next is not None:
             raise InvalidField("next", "does not apply: the grouped view is not paged")
+        if kind is not None:
+            raise InvalidField("kind", "does not apply: the grouped view shows every kind")
         groups = _persona_view().by_persona(_user(), status=wanted, persona=persona)
         return PersonaGroupsOut(personas=[PersonaGroupOut.of(g) for g in groups])
     page = container().memories.list_memories(
-        _user(), status=wanted, persona=persona, limit=limit, cursor=next
+        _user(),
+        status=wanted,
+        persona=persona,
+        kind=Kind(kind.value) if kind is not None else None,
+        limit=limit,
+        cursor=next,
     )
-    return MemoryPage(memories=[MemoryOut.of(m) for m in page.items], next=page.next_cursor)
+    today = _today()
+    return MemoryPage(memories=[MemoryOut.of(m, today) for m in page.items], next=page.next_cursor)
+
+
+def _today() -> date:
+    """The day a thread's state is read for (the service's clock, so tests can move it)."""
+    return container().clock.now().date()
 
 
 def _persona_view() -> PersonaView:
@@ -144,7 +161,7 @@ def forget_everything() -> Response[str]:
     responses=answers({200: ("The memory", json_content(MemoryOut))}, _WITH_ID),
 )
 def get_memory(memory_id: MemoryId) -> MemoryOut:
-    return MemoryOut.of(container().memories.get(_user(), memory_id))
+    return MemoryOut.of(container().memories.get(_user(), memory_id), _today())
 
 
 @router.patch(

@@ -119,6 +119,11 @@ class RoomOut(BaseModel):
     last_seq: int
     created_at: str
     last_message_at: str | None
+    threads_asked_on: str | None = Field(
+        default=None,
+        description="The last day (YYYY-MM-DD) a persona raised someone's thread here: "
+        "one ask per room per day, across personas.",
+    )
 
     @classmethod
     def of(cls, room: Room) -> RoomOut:
@@ -134,6 +139,9 @@ class RoomOut(BaseModel):
             created_at=to_api(room.created_at),
             last_message_at=(
                 None if room.last_message_at is None else to_api(room.last_message_at)
+            ),
+            threads_asked_on=(
+                None if room.threads_asked_on is None else room.threads_asked_on.isoformat()
             ),
         )
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import date, datetime
 from enum import StrEnum
 from typing import Annotated, Literal
 
@@ -19,8 +19,9 @@ from pydantic_core import PydanticCustomError
 
 from chatmemory.domain import rules
 from chatmemory.domain.events import MemoryEvent
-from chatmemory.domain.memory import Memory
+from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
+from chatmemory.domain.threads import last_beat_of, meta_of, ripeness
 from chatmemory.domain.time import to_api
 from chatmemory.services.notices import NoticeView
 from chatmemory.services.persona_view import PersonaMemories
@@ -111,6 +112,10 @@ class StatusFilter(StrEnum):
     ALL = "all"
 
 
+KindFilter = StrEnum("KindFilter", {kind.name: kind.value for kind in Kind})  # type: ignore[misc]
+KindFilter.__doc__ = "Which kind of memory `GET /v1/memories` lists (all kinds when absent)."
+
+
 class Grouping(StrEnum):
     """How `GET /v1/memories` may group what it lists."""
 
@@ -129,6 +134,46 @@ class ChatRequest(_Body):
 
 
 # ---- responses ---------------------------------------------------------------------------
+
+
+class ThreadOut(BaseModel):
+    """A thread's manners (seed 004): what the persona knows of how to follow it."""
+
+    cadence: str = Field(description="fast (days) · slow (weeks) · event (a dated event)")
+    status: str = Field(
+        description="live · dormant (never raised until you bring it up) · resolved"
+    )
+    last_heard: str = Field(description="The day you last said something about it (YYYY-MM-DD).")
+    asked: str | None = Field(description="The last day a persona raised it.")
+    deflects: int = Field(description="How many times you changed the subject when it came up.")
+    sleeps_until: str | None = Field(description="After a change of subject: not raised before.")
+    event_on: str | None = Field(description="The day an event thread waits for.")
+    acknowledged: bool = Field(description="A resolved thread has had its one acknowledgement.")
+    state: str | None = Field(
+        default=None,
+        description="What today allows: ripe · recent · not_yet · resting · sleeping · leave · "
+        "resolved · settled · stale · dormant · asked_here (an active thread, in listings "
+        "and single reads; null on its history).",
+    )
+
+    @classmethod
+    def of(cls, memory: Memory, today: date | None = None) -> ThreadOut:
+        meta, beat = meta_of(memory), last_beat_of(memory)
+        return cls(
+            cadence=meta.cadence.value,
+            status=meta.status.value,
+            last_heard=beat.isoformat(),
+            asked=_opt_day(meta.asked),
+            deflects=meta.deflects,
+            sleeps_until=_opt_day(meta.sleeps_until),
+            event_on=_opt_day(meta.event_on),
+            acknowledged=meta.acknowledged,
+            state=(
+                ripeness(meta, beat, today).value
+                if today is not None and memory.status is Status.ACTIVE
+                else None
+            ),
+        )
 
 
 class MemoryOut(BaseModel):
@@ -150,9 +195,13 @@ class MemoryOut(BaseModel):
     importance: int
     evidence: list[str]
     last_used_at: str | None = None
+    thread: ThreadOut | None = Field(
+        default=None, description="A thread's manners; null for every other kind."
+    )
 
     @classmethod
-    def of(cls, memory: Memory) -> MemoryOut:
+    def of(cls, memory: Memory, today: date | None = None) -> MemoryOut:
+        """`today`: a thread also says what the day allows of it."""
         return cls(
             memory_id=memory.memory_id,
             text=memory.text,
@@ -172,6 +221,7 @@ class MemoryOut(BaseModel):
             importance=memory.importance,
             evidence=list(memory.evidence),
             last_used_at=_opt(memory.last_used_at),
+            thread=ThreadOut.of(memory, today) if memory.kind is Kind.THREAD else None,
         )
 
 
@@ -297,6 +347,10 @@ def _opt(value: datetime | None) -> str | None:
     return None if value is None else to_api(value)
 
 
+def _opt_day(value: date | None) -> str | None:
+    return None if value is None else value.isoformat()
+
+
 class TurnOut(BaseModel):
     role: str
     content: str
@@ -308,6 +362,15 @@ class RememberedOut(BaseModel):
     date: str
 
 
+class ThreadLineOut(BaseModel):
+    memory_id: str
+    text: str = Field(description="The thread's current state, as stored.")
+    line: str = Field(
+        description="What the model reads: the state, how long since it was last heard, and "
+        "what the moment allows."
+    )
+
+
 class BlocksOut(BaseModel):
     system: str
     profile: str
@@ -315,6 +378,14 @@ class BlocksOut(BaseModel):
     summary: str
     recent: list[TurnOut]
     memories: list[RememberedOut]
+    threads: list[ThreadLineOut] = Field(
+        description="The parts of your story the persona follows (seed 004), in the system "
+        "prompt under the profile and note."
+    )
+    kickoff: str = Field(
+        description="On a chat reopened after three or more quiet days: the return "
+        'greeting\'s cue, before the memories in the new message ("" otherwise).'
+    )
 
 
 class ContextOut(BaseModel):

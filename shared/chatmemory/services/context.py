@@ -1,7 +1,9 @@
 """Builds exactly what a chat turn sends to the model: `/v1/context` returns it as is.
 
 Unless the chat is temporary or memory is off for this user and persona: the profile,
-the note and the memories recalled for this message. Always: the conversation's summary
+the note, the threads the persona follows (seed 004, with what the day allows of each), the
+return greeting's cue on a chat reopened after quiet days, and the memories recalled for
+this message. Always: the conversation's summary
 and its recent turns. Tombstones are checked before anything enters the prompt — a
 profile or a summary that may still hold a deleted memory (its purge has not finished)
 is withheld, not trusted, and so is a recent reply that quoted a memory since deleted
@@ -11,21 +13,32 @@ is withheld, not trusted, and so is a recent reply that quoted a memory since de
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from importlib import resources
 
 from chatmemory.domain import rules
-from chatmemory.domain.conversation import Conversation, Message
+from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.errors import ConversationNotFound, InvalidField
 from chatmemory.domain.ids import is_conversation_id
 from chatmemory.domain.prompt import (
     ContextBlocks,
     RememberedLine,
     RenderedPrompt,
+    ThreadLine,
     Turn,
     neutralise,
     one_line,
     render,
+)
+from chatmemory.domain.threads import (
+    ThreadView,
+    cue_thread,
+    mentions,
+    meta_of,
+    return_cue,
+    shown_threads,
 )
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.clock import Clock
@@ -98,16 +111,23 @@ class ContextService:
             if memory_on or conversation
             else []
         )
-        summary, recent = self._short_term(conversation, pending)
-        profile_text, note = "", ""
+        summary, recent, messages = self._short_term(conversation, pending)
+        profile_text, note, kickoff = "", "", ""
         recalled: list[Recalled] = []
+        threads: list[ThreadView] = []
         degraded = False
         if memory_on:
             profile_text = self._profile(request.user_id, persona, pending)
             note = settings.note
+            now = self._clock.now()
+            threads = self._threads(request.user_id, persona, messages, now)
+            kickoff = self._kickoff(request.user_id, persona, conversation, threads, now)
             recalled, degraded = recall_safely(
                 self._retriever, request.user_id, request.message, persona=persona
             )
+            # A thread the block already shows is not repeated among the recalled lines.
+            shown = {view.memory.memory_id for view in threads}
+            recalled = [item for item in recalled if item.memory.memory_id not in shown]
         # Stored text is neutralised here, so the blocks /v1/context returns are exactly
         # what the model reads: none of it can close or open a prompt section.
         blocks = ContextBlocks(
@@ -116,6 +136,15 @@ class ContextService:
             note=neutralise(note),
             summary=neutralise(summary),
             recent=recent,
+            threads=tuple(
+                ThreadLine(
+                    memory_id=view.memory.memory_id,
+                    text=one_line(view.memory.text),
+                    line=one_line(view.line),
+                )
+                for view in threads
+            ),
+            kickoff=neutralise(kickoff),
             memories=tuple(
                 RememberedLine(
                     memory_id=item.memory.memory_id,
@@ -156,11 +185,55 @@ class ContextService:
             )
         return conversation
 
+    def _threads(
+        self, user_id: str, persona: str, messages: Sequence[Message], now: datetime
+    ) -> list[ThreadView]:
+        """The threads this persona follows about the user, as today allows each. Once a
+        thread was raised in this conversation today (a reply named it), or any was raised
+        today at all, a ripe one waits for another day: one per opening (law 1), one ask a
+        day (law 8). A failure only loses the threads, never the turn."""
+        today = now.date()
+        try:
+            rows = self._stores.threads.list_threads(user_id, persona)
+        except Exception as exc:
+            log.warning("threads unavailable", extra={"error_type": type(exc).__name__})
+            return []
+        replies_today = [
+            m.content for m in messages if m.role is Role.ASSISTANT and m.created_at.date() == today
+        ]
+        asked_here_today = any(meta_of(row).asked == today for row in rows) or any(
+            mentions(reply, row.text) for reply in replies_today for row in rows
+        )
+        return shown_threads(rows, today, asked_here_today=asked_here_today)
+
+    def _kickoff(
+        self,
+        user_id: str,
+        persona: str,
+        conversation: Conversation | None,
+        threads: Sequence[ThreadView],
+        now: datetime,
+    ) -> str:
+        """The return greeting (seed 004 ③): the first turn after at least three quiet days
+        with this persona opens as a reunion, with at most one question — the ripe thread,
+        by its details. None on a first meeting."""
+        if conversation is not None:
+            last_seen: datetime | None = conversation.updated_at
+        else:
+            earlier = [
+                c
+                for c in self._stores.conversations.list_conversations(user_id)
+                if c.persona == persona and not c.temporary and c.last_seq > 0
+            ]
+            last_seen = max((c.updated_at for c in earlier), default=None)
+        ripe = cue_thread(threads)
+        return return_cue(last_seen, now, ripe.memory.text if ripe else None) or ""
+
     def _short_term(
         self, conversation: Conversation | None, pending: list[Tombstone]
-    ) -> tuple[str, tuple[Turn, ...]]:
+    ) -> tuple[str, tuple[Turn, ...], list[Message]]:
         if conversation is None:
-            return "", ()
+            return "", (), []
         messages: list[Message] = self._stores.conversations.list_messages(
             conversation.user_id,
             conversation.conversation_id,
@@ -179,7 +252,7 @@ class ContextService:
             # summaries that do, none is trusted.
             log.info("summary withheld until a purge finishes")
             summary = ""
-        return summary, recent
+        return summary, recent, messages
 
     def _replies_quoting_deleted(self, user_id: str, messages: list[Message]) -> set[int]:
         """Seqs of replies that used a memory which is gone since (deleted or forgotten —

@@ -23,7 +23,7 @@ from chatmemory.domain.ids import (
     normalise_for_identity,
     parse_message_id,
 )
-from chatmemory.domain.memory import Memory, StatedBy, Status
+from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.clock import Clock
@@ -93,13 +93,14 @@ class MemoryService:
         *,
         status: Status | None = Status.ACTIVE,
         persona: str | None = None,
+        kind: Kind | None = None,
         limit: int = 50,
         cursor: str | None = None,
     ) -> Page[Memory]:
         rules.int_range("limit", limit, 1, MAX_PAGE)
         if persona is not None:
             rules.persona(persona)
-        query = MemoryQuery(status=status, persona=persona)
+        query = MemoryQuery(status=status, persona=persona, kind=kind)
         return self._stores.memories.list_memories(user_id, query, limit=limit, cursor=cursor)
 
     def get(self, user_id: str, memory_id: str) -> Memory:
@@ -208,12 +209,13 @@ class MemoryService:
         self._publish(prepared)
         return prepared
 
-    def close(self, target: Memory, *, actor: Actor) -> Memory:
-        """The fact stopped being true and nothing replaces it: history, never deleted."""
+    def close(self, target: Memory, *, actor: Actor, closed_by: str | None = None) -> Memory:
+        """The fact stopped being true and nothing replaces it: history, never deleted.
+        `closed_by`: the row it rests under (a thread under the fact that concluded it)."""
         now = self._clock.now()
-        event = self._event(target, Op.CLOSE, actor, now)
+        event = self._event(target, Op.CLOSE, actor, now, related=closed_by)
         closed = self._stores.memories.close_memory(
-            target.user_id, target.memory_id, now, events=[event]
+            target.user_id, target.memory_id, now, closed_by, events=[event]
         )
         self._withdraw(target.user_id, [target.memory_id])
         return closed

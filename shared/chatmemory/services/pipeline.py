@@ -29,10 +29,14 @@ from chatmemory.domain.events import Actor
 from chatmemory.domain.extraction import (
     Candidate,
     ExtractionInput,
+    ExtractionResult,
     ExtractionRun,
     TranscriptLine,
     filter_candidates,
+    known_threads,
     run_id_for,
+    trusted_reports,
+    with_thread_ids,
 )
 from chatmemory.domain.ids import (
     CHATMEMORY_NAMESPACE,
@@ -40,7 +44,7 @@ from chatmemory.domain.ids import (
     normalise_for_identity,
     parse_message_id,
 )
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import Kind, Memory, Status, subject_for_user
 from chatmemory.domain.notice import Notice, announce
 from chatmemory.domain.overtaken import SinceTheMessages, overtaken
 from chatmemory.domain.profile_digest import qualifies
@@ -53,6 +57,7 @@ from chatmemory.domain.routing import (
     numbered,
     resolve,
 )
+from chatmemory.domain.threads import ThreadReport
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.jobs import PipelineStarter
@@ -62,6 +67,7 @@ from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.memories import MemoryService
 from chatmemory.services.profile import ProfileBuilder
+from chatmemory.services.threads import Beat, Conclusion, Raised, ThreadKeeper, ThreadSpell
 
 log = logging.getLogger(__name__)
 
@@ -76,12 +82,14 @@ NEIGHBOUR_FLOOR = 0.6
 
 @dataclass(frozen=True, slots=True)
 class Extracted:
-    """The run Extract wrote (or found) and how many candidates it kept."""
+    """The run Extract wrote (or found), how many candidates it kept, and how many threads
+    the persona raised in the slice (reports Route applies even with no candidate)."""
 
     user_id: str
     run_id: str
     persona: str
     candidates: int
+    reports: int = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -141,6 +149,7 @@ class WritePipeline:
             "embedder": embedder,
             "index": index,
         }
+        self._threads = ThreadKeeper(stores, clock, lambda: self._memories)
 
     def _part(self, name: str) -> Any:
         part = self._parts[name]
@@ -184,6 +193,7 @@ class WritePipeline:
         conversation = self._stores.conversations.get_conversation(user_id, conversation_id)
         if conversation is None or conversation.extracted_upto_seq >= upto_seq:
             return Extracted(user_id, run_id, rules.DEFAULT_PERSONA, candidates=0)
+
         persona = conversation.persona
         skip = conversation.temporary or not self._stores.user_state.get_settings(user_id).allows(
             persona
@@ -203,8 +213,10 @@ class WritePipeline:
             for message in slice_
         )
         kept: tuple[Candidate, ...] = ()
+        reports: tuple[ThreadReport, ...] = ()
         dropped: dict[str, int] = {}
         if any(line.role == "user" for line in transcript):
+            threads = known_threads(self._stores.threads.list_threads(user_id, persona))
             try:
                 proposed = self._model.extract(
                     ExtractionInput(
@@ -212,15 +224,20 @@ class WritePipeline:
                         profile=self._profile_text(user_id, persona),
                         known=self._known(user_id, persona, transcript),
                         today=self._clock.now().date(),
+                        threads=threads,
                     )
                 )
             except ModelRefused:
                 # The same slice would be refused again every day: read it and move on.
-                proposed, dropped["refused"] = [], 1
+                proposed, dropped["refused"] = ExtractionResult(), 1
+            proposed = with_thread_ids(proposed, threads)
             filtered = filter_candidates(
-                proposed, transcript, created_today=self._created_today(user_id)
+                proposed.candidates, transcript, created_today=self._created_today(user_id)
             )
             kept = filtered.kept
+            reports = trusted_reports(
+                proposed.reports, transcript, threads, own=lambda line: line.role == "assistant"
+            )
             for _, reason in filtered.dropped:
                 dropped[reason.value] = dropped.get(reason.value, 0) + 1
         now = self._clock.now()
@@ -234,18 +251,25 @@ class WritePipeline:
             created_at=now,
             expires_at=now + RUN_SHELF_LIFE,
             candidates=kept,
+            reports=reports,
             dropped=dropped,
         )
         if not self._stores.runs.put_extraction_run(run, only_if_new=True):
             # Another try of this step got there first: its candidates are the run's.
             earlier = self._stores.runs.get_extraction_run(user_id, run_id)
             return self._extracted(earlier or run)
-        if not kept:  # nothing to route: the slice has been read
+        if not kept and not reports:  # nothing to route: the slice has been read
             self._advance(run)
         return self._extracted(run)
 
     def _extracted(self, run: ExtractionRun) -> Extracted:
-        return Extracted(run.user_id, run.run_id, run.persona, candidates=len(run.candidates))
+        return Extracted(
+            run.user_id,
+            run.run_id,
+            run.persona,
+            candidates=len(run.candidates),
+            reports=len(run.reports),
+        )
 
     def _profile_text(self, user_id: str, persona: str) -> str:
         profile = self._stores.user_state.get_profile(user_id, persona)
@@ -264,7 +288,12 @@ class WritePipeline:
             log.warning("known memories unavailable", extra={"error_type": type(exc).__name__})
             return ()
         rows = self._stores.memories.get_memories(user_id, [hit.memory_id for hit in hits])
-        return tuple(memory.text for memory in rows if memory.status is Status.ACTIVE)
+        # Threads are offered apart, numbered, so a beat can name the one it continues.
+        return tuple(
+            memory.text
+            for memory in rows
+            if memory.status is Status.ACTIVE and memory.kind is not Kind.THREAD
+        )
 
     def _created_today(self, user_id: str) -> int:
         start = datetime.combine(self._clock.now().date(), time(), tzinfo=UTC)
@@ -310,13 +339,18 @@ class WritePipeline:
         active = [memory for memory in rows if memory.status is Status.ACTIVE]
         dropped = dict(run.dropped)
         live: list[tuple[int, datetime]] = []
+        beats: list[Beat] = []
         for index, candidate in enumerate(run.candidates):
             said_at = times.said(candidate.evidence, default=run.created_at)
             reason = overtaken(candidate, said_at, since)
-            if reason is None:
-                live.append((index, said_at))
-            else:
+            if reason is not None:
                 dropped[reason.value] = dropped.get(reason.value, 0) + 1
+            elif candidate.kind is Kind.THREAD:
+                # A thread is routed in code: its beats update it, never a second one.
+                row = self._new_memory(run, index, candidate, supersedes=None)
+                beats.append(Beat(candidate, row))
+            else:
+                live.append((index, said_at))
         cases = [
             RoutingCase(run.candidates[i], tuple(self._neighbours(run, run.candidates[i], active)))
             for i, _ in live
@@ -341,13 +375,23 @@ class WritePipeline:
         ]
         written: list[str] = []
         changed: list[Memory] = []
-        for (index, _), case, resolved in zip(live, cases, latest_per_key(routed), strict=True):
+        conclusions: list[Conclusion] = []
+        slice_ = self._slice(run)
+        for (index, said_at), case, resolved in zip(
+            live, cases, latest_per_key(routed), strict=True
+        ):
             if resolved.note:
                 log.info("routing decision changed", extra={"note": resolved.note})
             outcome = self._apply(run, index, case, resolved)
             if outcome is not None:
                 written.append(outcome.memory_id)
                 changed.append(outcome)
+            if case.candidate.concludes:
+                acknowledged = _answered_after(slice_, case.candidate.evidence)
+                fact = outcome if outcome is not None else _same_as(case)
+                conclusions.append(Conclusion(case.candidate, fact, acknowledged, said_at.date()))
+        kept = self._keep_threads(run, beats, conclusions, times)
+        written += [memory.memory_id for memory in kept]
         routed_run = dataclasses.replace(
             run,
             routed_at=self._clock.now(),
@@ -358,6 +402,31 @@ class WritePipeline:
         self._stores.runs.put_extraction_run(routed_run)
         self._advance(routed_run)
         return self._routed(routed_run)
+
+    def _keep_threads(
+        self,
+        run: ExtractionRun,
+        beats: Sequence[Beat],
+        conclusions: Sequence[Conclusion],
+        times: _StatementTimes,
+    ) -> list[Memory]:
+        """The spell's beats, reports and conclusions applied to the user's threads; the
+        new thread rows (for the notice). A failure here leaves the facts written."""
+        if not beats and not conclusions and not run.reports:
+            return []
+        raised = [
+            Raised(report, times.said([report.raised_in], default=run.created_at).date())
+            for report in run.reports
+        ]
+        spell = ThreadSpell(
+            owner=run.user_id,
+            persona=run.persona,
+            subject=subject_for_user(run.user_id),
+            beats=beats,
+            raised=raised,
+            conclusions=conclusions,
+        )
+        return list(self._threads.apply(spell).written)
 
     def _slice(self, run: ExtractionRun) -> list[Message]:
         return self._stores.conversations.list_messages(
@@ -394,7 +463,10 @@ class WritePipeline:
             for memory in active:
                 if memory.key == candidate.key:
                     chosen.setdefault(memory.memory_id, memory)
-        believed = [m for m in chosen.values() if m.status is Status.ACTIVE]
+        # A thread is never a fact's neighbour: a fact does not update a story in progress.
+        believed = [
+            m for m in chosen.values() if m.status is Status.ACTIVE and m.kind is not Kind.THREAD
+        ]
         newest_first = sorted(believed, key=lambda m: m.created_at, reverse=True)
         return numbered(newest_first[: NEIGHBOURS + 3])
 
@@ -526,7 +598,7 @@ class InProcessPipeline(PipelineStarter):
         extracted = self._pipeline.extract(user_id, conversation_id, upto_seq)
         run_id = extracted.run_id
         try:
-            if extracted.candidates:
+            if extracted.candidates or extracted.reports:
                 routed = self._pipeline.route(user_id, run_id)
                 if routed.profile_affected:
                     self._pipeline.rebuild_profile(user_id, routed.persona)
@@ -535,6 +607,18 @@ class InProcessPipeline(PipelineStarter):
             self._pipeline.record_failure(user_id, run_id, type(exc).__name__)
             raise
         return True
+
+
+def _answered_after(messages: Sequence[Message], evidence: Sequence[str]) -> bool:
+    """Did the assistant reply after the news was said? Then that reply was the one
+    acknowledgement a resolution gets (law 3)."""
+    said = [m.seq for m in messages if m.message_id in evidence]
+    return bool(said) and any(m.role.value == "assistant" and m.seq > max(said) for m in messages)
+
+
+def _same_as(case: RoutingCase) -> Memory | None:
+    """The neighbour already saying a candidate's words (the router's NONE for it)."""
+    return next((n.memory for n in case.neighbours if _same_fact(n.memory, case.candidate)), None)
 
 
 def _same_fact(memory: Memory, candidate: Candidate) -> bool:

@@ -1,5 +1,6 @@
-"""Rooms as the app drives them: open one, follow who joins and leaves, add what was said,
-serve each persona its block, and let a persona take its turn through the chat model.
+"""Rooms as the app drives them: open one, follow who joins and leaves, add what was said
+(a room speaking again after a quiet spell gets fresh blocks), serve each persona its block,
+and let a persona take its turn through the chat model.
 
 Every message arms the room's quiet timer; when it fires with nothing newer said, the
 room's write runs once per persona seated (`services/room_writes.py`). A turn sends the
@@ -18,7 +19,7 @@ from datetime import datetime, timedelta
 from importlib import resources
 
 from chatmemory.domain.errors import InvalidField, ModelUnavailable, RoomNotFound
-from chatmemory.domain.persona_block import PersonaBlock
+from chatmemory.domain.persona_block import CUE_PREFIX, OPENING_TURN, PersonaBlock
 from chatmemory.domain.prompt import (
     PromptMessage,
     RenderedPrompt,
@@ -27,6 +28,7 @@ from chatmemory.domain.prompt import (
     neutralise,
 )
 from chatmemory.domain.rooms import NewRoomMessage, Room, RoomKind, RoomMessage
+from chatmemory.domain.threads import first_since_return
 from chatmemory.domain.tokens import estimate_tokens
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.jobs import Jobs
@@ -136,6 +138,9 @@ class RoomService:
         now = self._clock.now()
         stored = self._stores.rooms.append_room_messages(room_id, messages, now)
         self._arm_quiet_timer(room_id, now)
+        last = room.last_message_at
+        if last is not None and now - last >= self.quiet_after:
+            self._resume(room_id, last)
         return stored
 
     def context(self, room_id: str, persona: str) -> PersonaBlock:
@@ -150,7 +155,12 @@ class RoomService:
             raise InvalidField("persona", "is not in this room")
         block = self._block_or_none(room, persona)
         recent = self._stores.rooms.list_room_messages(room_id, last=TURN_WINDOW)
-        return render_room_turn(persona, room, block, recent), block
+        opening = (
+            block is not None
+            and CUE_PREFIX in block.text
+            and first_since_return([(m.speaker, m.created_at) for m in recent], f"p:{persona}")
+        )
+        return render_room_turn(persona, room, block, recent, opening=opening), block
 
     def turn(self, room_id: str, persona: str) -> RoomTurn:
         """The persona speaks: its block and the room's recent lines go to the model, the
@@ -192,6 +202,14 @@ class RoomService:
             raise ModelUnavailable("the model did not reply")
         return done
 
+    def _resume(self, room_id: str, last_seen: datetime) -> None:
+        """A room speaking again after a quiet spell gets fresh blocks (what its writes
+        learned, the day's ages, the return greeting); a failure keeps the old ones."""
+        try:
+            self._blocks.resume(room_id, last_seen)
+        except Exception as exc:
+            log.warning("blocks not rebuilt", extra={"error_type": type(exc).__name__})
+
     def _arm_quiet_timer(self, room_id: str, at: datetime) -> None:
         try:
             self._jobs.room_quiet_later(room_id, at + self.quiet_after)
@@ -212,12 +230,19 @@ def _room_rules() -> str:
 
 
 def render_room_turn(
-    persona: str, room: Room, block: PersonaBlock | None, recent: Sequence[RoomMessage]
+    persona: str,
+    room: Room,
+    block: PersonaBlock | None,
+    recent: Sequence[RoomMessage],
+    *,
+    opening: bool = False,
 ) -> RenderedPrompt:
     """The prompt of a persona's turn: the rules, the persona's block as its own cached
     system block, then the room's recent lines (the persona's own as its turns, everyone
-    else's as user turns naming the speaker). Pure, so a test can read exactly what a turn
-    would send."""
+    else's as user turns naming the speaker). `opening`: this is the persona's first turn
+    since the person came back, so the block's reunion cue is still to be acted on (a
+    line after the last one says so). Pure, so a test can read exactly what a turn would
+    send."""
     setting = "a private chat with one person" if room.is_private_chat else "a group room"
     rules_text = _room_rules().replace("{persona}", persona).replace("{setting}", setting)
     system = [SystemBlock(rules_text, cache=True)]
@@ -238,6 +263,8 @@ def render_room_turn(
         turns = turns[1:]
     if not turns or turns[-1].role != "user":
         turns.append(Turn("user", _WAITING))
+    if opening:
+        turns[-1] = Turn("user", f"{turns[-1].content}\n{OPENING_TURN}")
     messages = tuple(
         PromptMessage(turn.role, turn.content, cache=index == len(turns) - 2)
         for index, turn in enumerate(turns)

@@ -17,6 +17,7 @@ persona's own partition (`PersonaMemoryStore`).
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -38,15 +39,21 @@ from chatmemory.domain.events import Actor
 from chatmemory.domain.extraction import (
     Candidate,
     ExtractionInput,
+    ExtractionResult,
+    KnownThread,
     RoomSeat,
     TranscriptLine,
+    known_threads,
+    trusted_reports,
+    with_thread_ids,
 )
 from chatmemory.domain.ids import CHATMEMORY_NAMESPACE, memory_id_for, normalise_for_identity
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.notice import Notice, announce
 from chatmemory.domain.room_extraction import WORLD_CAP, filter_room_candidates, whom_about
 from chatmemory.domain.rooms import Room, RoomMessage
 from chatmemory.domain.routing import Action, Neighbour, Resolved, numbered, resolve
+from chatmemory.domain.threads import ThreadReport
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.memories import MemoryQuery
@@ -54,6 +61,7 @@ from chatmemory.ports.model import Model, RoutingCase
 from chatmemory.ports.stores import Stores
 from chatmemory.services.idle import IDLE_AFTER
 from chatmemory.services.memories import MemoryService
+from chatmemory.services.threads import Beat, Conclusion, Raised, ThreadKeeper, ThreadSpell
 
 log = logging.getLogger(__name__)
 
@@ -111,6 +119,7 @@ class RoomWrites:
         self._stores = stores
         self._clock = clock
         self._parts: dict[str, Any] = {"model": model, "embedder": embedder, "memories": memories}
+        self._threads = ThreadKeeper(stores, clock, lambda: self._part("memories"))
         self.quiet_after = quiet_after
 
     def _part(self, name: str) -> Any:
@@ -210,9 +219,10 @@ class RoomWrites:
             self._advance(room, persona, upto_seq, cursor)
             return RoomWritten(room_id, persona, upto_seq, skipped="read")
         held = self._held(persona, allowed)
-        proposed = self._extract(transcript, seat, held)
+        threads = known_threads([m for m in held if m.subject.startswith("u:")])
+        proposed = self._extract(transcript, seat, held, threads)
         filtered = filter_room_candidates(
-            proposed,
+            proposed.candidates,
             transcript,
             seat,
             allowed=allowed,
@@ -222,7 +232,13 @@ class RoomWrites:
         for _, reason in filtered.dropped:
             dropped[reason.value] = dropped.get(reason.value, 0) + 1
         spell = _Spell(room, persona, upto_seq, seat, lines)
-        written = self._route_and_apply(spell, filtered.kept, held)
+        facts = [c for c in filtered.kept if c.kind is not Kind.THREAD]
+        written, conclusions = self._route_and_apply(spell, facts, held)
+        speaker = f"p:{persona}"
+        reports = trusted_reports(
+            proposed.reports, transcript, threads, own=lambda line: line.speaker == speaker
+        )
+        written += self._keep_threads(spell, filtered.kept, conclusions, reports, threads)
         notices = self._notify(room, persona, upto_seq, written)
         self._advance(room, persona, upto_seq, cursor)
         return RoomWritten(
@@ -230,21 +246,84 @@ class RoomWrites:
         )
 
     def _extract(
-        self, transcript: Sequence[TranscriptLine], seat: RoomSeat, held: Sequence[Memory]
-    ) -> list[Candidate]:
+        self,
+        transcript: Sequence[TranscriptLine],
+        seat: RoomSeat,
+        held: Sequence[Memory],
+        threads: Sequence[KnownThread],
+    ) -> ExtractionResult:
         model: Model = self._part("model")
-        known = tuple(_known_line(m) for m in held[:KNOWN_FOR_EXTRACTION])
+        known = tuple(_known_line(m) for m in held if m.kind is not Kind.THREAD)[
+            :KNOWN_FOR_EXTRACTION
+        ]
         request = ExtractionInput(
             transcript=tuple(transcript),
             profile="",
             known=known,
             today=self._clock.now().date(),
             seat=seat,
+            threads=tuple(threads),
         )
         try:
-            return model.extract(request)
+            return with_thread_ids(model.extract(request), threads)
         except ModelRefused:  # the same slice would be refused again: read it, move on
-            return []
+            return ExtractionResult()
+
+    def _keep_threads(
+        self,
+        spell: _Spell,
+        kept: Sequence[Candidate],
+        conclusions: Sequence[Conclusion],
+        reports: Sequence[ThreadReport],
+        threads: Sequence[KnownThread],
+    ) -> list[Memory]:
+        """Each present person's threads as the spell left them (their beats, what the
+        persona raised, what concluded), and the room's one stamp when a thread was
+        raised here (law 8); the new thread rows, for the notices."""
+        said_on = {line.message_id: line.created_at.date() for line in spell.lines}
+        subject_of = {thread.memory_id: thread.subject for thread in threads}
+        by_subject: dict[str, ThreadSpell] = {}
+
+        def of(subject: str) -> ThreadSpell:
+            user = subject.removeprefix("u:")
+            return by_subject.setdefault(
+                subject, ThreadSpell(owner=user, persona=spell.persona, subject=subject)
+            )
+
+        for index, candidate in enumerate(kept):
+            if candidate.kind is Kind.THREAD and candidate.subject.startswith("u:"):
+                row = self._new_memory(spell, index, candidate, self._vector(candidate))
+                item = of(candidate.subject)
+                by_subject[candidate.subject] = dataclasses.replace(
+                    item, beats=(*item.beats, Beat(candidate, row))
+                )
+        for report in reports:
+            subject = subject_of.get(report.thread)
+            on = said_on.get(report.raised_in)
+            if subject is None or on is None:
+                continue
+            item = of(subject)
+            by_subject[subject] = dataclasses.replace(
+                item, raised=(*item.raised, Raised(report, on))
+            )
+        for conclusion in conclusions:
+            subject = subject_of.get(conclusion.candidate.concludes or "")
+            if subject is not None:
+                item = of(subject)
+                by_subject[subject] = dataclasses.replace(
+                    item, conclusions=(*item.conclusions, conclusion)
+                )
+        written: list[Memory] = []
+        for subject in sorted(by_subject):
+            written += self._threads.apply(by_subject[subject]).written
+        raised_on = [said_on[r.raised_in] for r in reports if r.raised_in in said_on]
+        if raised_on:
+            self._stores.rooms.mark_threads_asked(spell.room.room_id, max(raised_on))
+        return written
+
+    def _vector(self, candidate: Candidate) -> npt.NDArray[np.float32]:
+        embedder: Embedder = self._part("embedder")
+        return np.asarray(embedder.embed([candidate.text])[0], dtype=np.float32)
 
     def _held(self, persona: str, allowed: frozenset[str]) -> list[Memory]:
         """The persona's active rows the write may route against: about (or with) the
@@ -272,9 +351,11 @@ class RoomWrites:
 
     def _route_and_apply(
         self, spell: _Spell, kept: Sequence[Candidate], held: Sequence[Memory]
-    ) -> list[Memory]:
+    ) -> tuple[list[Memory], list[Conclusion]]:
+        """What the router decided for each candidate, applied; and each fact that
+        concluded a thread, with whether the persona answered the news in the spell."""
         if not kept:
-            return []
+            return [], []
         embedder: Embedder = self._part("embedder")
         said_vectors = np.asarray(embedder.embed([c.text for c in kept]), dtype=np.float32)
         cases = [
@@ -286,6 +367,7 @@ class RoomWrites:
         said_at = {line.message_id: line.created_at for line in spell.lines}
         stated = {m.memory_id: m.created_at for m in held}
         written: list[Memory] = []
+        conclusions: list[Conclusion] = []
         for index, (case, decision, vector) in enumerate(
             zip(cases, decisions, said_vectors, strict=True)
         ):
@@ -302,7 +384,20 @@ class RoomWrites:
             outcome = self._apply(new, case, resolved)
             if outcome is not None:
                 written.append(outcome)
-        return written
+            if candidate.concludes:
+                said = normalise_for_identity(candidate.text)
+                fact = outcome or next(
+                    (
+                        n.memory
+                        for n in case.neighbours
+                        if normalise_for_identity(n.memory.text) == said
+                    ),
+                    None,
+                )
+                acknowledged = _persona_spoke_after(spell, candidate.evidence)
+                on = (when or self._clock.now()).date()
+                conclusions.append(Conclusion(candidate, fact, acknowledged, on))
+        return written, conclusions
 
     def _neighbours(
         self, candidate: Candidate, vector: npt.NDArray[np.float32], held: Sequence[Memory]
@@ -314,6 +409,7 @@ class RoomWrites:
             for m in held
             if m.subject == (candidate.subject or m.subject)
             and m.counterpart == candidate.counterpart
+            and m.kind is not Kind.THREAD  # a fact never updates a story in progress
         ]
         scored: list[tuple[float, Memory]] = []
         missing = [m for m in same_scope if m.embedding is None]
@@ -451,6 +547,13 @@ class RoomWrites:
         self._stores.rooms.advance_room_extraction(
             room.room_id, persona, upto_seq=upto_seq, expected_upto_seq=cursor
         )
+
+
+def _persona_spoke_after(spell: _Spell, evidence: Sequence[str]) -> bool:
+    """Did the persona speak after the news? Then that was its one acknowledgement."""
+    said = [line.seq for line in spell.lines if line.message_id in evidence]
+    own = f"p:{spell.persona}"
+    return bool(said) and any(line.speaker == own and line.seq > max(said) for line in spell.lines)
 
 
 def _home(candidate: Candidate, persona: str) -> _Home:

@@ -16,12 +16,13 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from chatmemory.domain import vectors
-from chatmemory.domain.audience import V1_GROUPS_LOAD_WORLD_ONLY, visible_memories
+from chatmemory.domain.audience import V1_GROUPS_LOAD_WORLD_ONLY, Visible, visible_memories
 from chatmemory.domain.errors import InvalidField, RoomNotFound
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.persona_block import PersonaBlock, build_persona_block, note_line
 from chatmemory.domain.rooms import Room
+from chatmemory.domain.threads import cue_thread, return_cue, room_may_ask, shown_threads
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.memories import MemoryQuery
@@ -46,10 +47,16 @@ class RoomBlocks:
         self._embedder = embedder
 
     def open(self, room: Room) -> Room:
-        """Create the room and build every seated persona's block for who is there."""
+        """Create the room and build every seated persona's block for who is there; in a
+        private chat, a persona that knows the person from before greets them as such."""
         self._stores.rooms.create_room(room)
-        self._rebuild(room)
+        self._rebuild(room, reunion=True)
         return room
+
+    def resume(self, room_id: str, last_seen: datetime) -> None:
+        """The room speaks again after a quiet spell (its writes ran meanwhile): every
+        block is rebuilt, as at an open, with `last_seen` the room's last line before."""
+        self._rebuild(self._room(room_id), reunion=True, last_seen=last_seen)
 
     def join(self, room_id: str, user_ids: Sequence[str]) -> Room:
         """These humans joined: every persona's block is rebuilt for the new audience."""
@@ -72,7 +79,7 @@ class RoomBlocks:
         # None only when a build was lost (a crash between a join and its rebuild).
         if stored is not None and self._still_true(room, stored):
             return stored
-        return self._build(room, persona)
+        return self._build(room, persona)[0]
 
     def _still_true(self, room: Room, block: PersonaBlock) -> bool:
         """May this stored block still be sent? Not once a memory in it was deleted (or
@@ -105,7 +112,7 @@ class RoomBlocks:
         before = self._room(room_id)
         after = self._stores.rooms.change_members(room_id, join=join, leave=leave)
         if after.version != before.version:
-            self._rebuild(after)
+            self._rebuild(after)  # the session goes on: no reunion
         return after
 
     def _room(self, room_id: str) -> Room:
@@ -114,12 +121,31 @@ class RoomBlocks:
             raise RoomNotFound(room_id)
         return room
 
-    def _rebuild(self, room: Room) -> None:
+    def _rebuild(
+        self, room: Room, *, reunion: bool = False, last_seen: datetime | None = None
+    ) -> None:
+        """Every persona's block. The first persona (by name) whose block opens with a
+        question takes the room's one ask; the others' ripe threads wait (law 8)."""
+        may_ask = room_may_ask(room.threads_asked_on, self._clock.now().date())
         for persona in sorted(room.personas):
-            self._build(room, persona)
+            _, asked = self._build(
+                room, persona, reunion=reunion, last_seen=last_seen, may_ask=may_ask
+            )
+            may_ask = may_ask and not asked
 
-    def _build(self, room: Room, persona: str) -> PersonaBlock:
+    def _build(
+        self,
+        room: Room,
+        persona: str,
+        *,
+        reunion: bool = False,
+        last_seen: datetime | None = None,
+        may_ask: bool | None = None,
+    ) -> tuple[PersonaBlock, bool]:
+        """The persona's block, stored; and whether its cue opens with a question."""
         now = self._clock.now()
+        if may_ask is None:
+            may_ask = room_may_ask(room.threads_asked_on, now.date())
         present = room.members
         settings = {user: self._stores.user_state.get_settings(user) for user in present}
         rows = [] if room.incognito else self._rows_of_those_who_allow(persona, settings)
@@ -131,12 +157,45 @@ class RoomBlocks:
             if personal and s.allows(persona) and s.note
         }
         relevance = self._relevance(room, [v.memory for v in visible])
+        cue, asks = (
+            self._cue(visible, now, last_seen, may_ask=may_ask) if reunion else (None, False)
+        )
         block = build_persona_block(
-            persona, present, visible, notes=notes, now=now, relevance=relevance
+            persona,
+            present,
+            visible,
+            notes=notes,
+            now=now,
+            relevance=relevance,
+            asked_here_today=not may_ask,
+            cue=cue,
         )
         self._stores.rooms.put_block(room.room_id, room.version, block, now)
         self._touch(block, [v.memory for v in visible], now)
-        return block
+        return block, asks
+
+    def _cue(
+        self,
+        visible: Sequence[Visible],
+        now: datetime,
+        last_seen: datetime | None,
+        *,
+        may_ask: bool,
+    ) -> tuple[str | None, bool]:
+        """The return greeting for a private chat (seed 004 ③): after three quiet days, a
+        reunion; a question only for the ripe thread, by its anchors, if this persona may
+        ask. Without `last_seen` (a new room), the last time these memories were loaded
+        is when the persona last met the person; a persona holding nothing about them is
+        meeting them for the first time, and gets no cue."""
+        about_people = [v.memory for v in visible if v.memory.subject.startswith("u:")]
+        if not about_people:
+            return None, False
+        if last_seen is None:
+            last_seen = max(m.last_used_at or m.created_at for m in about_people)
+        threads = [m for m in about_people if m.kind is Kind.THREAD]
+        ripe = cue_thread(shown_threads(threads, now.date())) if may_ask else None
+        cue = return_cue(last_seen, now, ripe.memory.text if ripe else None)
+        return cue, cue is not None and ripe is not None
 
     def _relevance(self, room: Room, rows: Sequence[Memory]) -> dict[str, float] | None:
         """Cosine of each row to the room's opener (seed 000 §3: relevance to the opener or
