@@ -17,11 +17,13 @@ $(STAMP): pyproject.toml
 install: $(STAMP)
 
 ## Install everything and start the local server on http://127.0.0.1:3000
-## (make run PORT=3001 STATE_DIR=/tmp/chatmemory-demo for another port or state folder)
+## (make run PORT=3001 STATE_DIR=/tmp/chatmemory-demo for another port or state folder;
+## DAYS_LATER=8 runs its clock eight days ahead, to watch threads ripen)
 PORT ?= 3000
 STATE_DIR ?=
+DAYS_LATER ?=
 run: install
-	$(BIN)/chatmemory serve --port $(PORT)$(if $(STATE_DIR), --state-dir $(STATE_DIR))
+	$(BIN)/chatmemory serve --port $(PORT)$(if $(STATE_DIR), --state-dir $(STATE_DIR))$(if $(DAYS_LATER), --days-later $(DAYS_LATER))
 
 ## Install everything and run every check and test
 test: install lint typecheck unit

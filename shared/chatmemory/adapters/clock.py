@@ -13,6 +13,17 @@ class SystemClock(Clock):
         return datetime.now(UTC)
 
 
+class ShiftedClock(Clock):
+    """The system clock, a fixed span ahead: a local server that pretends it is N days
+    later, so a developer can watch threads ripen, sleep and go quiet without waiting."""
+
+    def __init__(self, ahead: timedelta) -> None:
+        self._ahead = ahead
+
+    def now(self) -> datetime:
+        return datetime.now(UTC) + self._ahead
+
+
 class ManualClock(Clock):
     """Time moves only when told to, so expiry and idle timers are tested without sleeping."""
 

@@ -1,4 +1,4 @@
-"""`chatmemory serve | token | flush` — the local developer's entry points."""
+"""`chatmemory serve | token | flush | nightly` — the local developer's entry points."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from chatmemory.local.server import LocalGateway, LocalServer
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
 
 MAX_TOKEN_HOURS = 24 * 366  # a local token lives at most a year
+MAX_DAYS_LATER = 3650  # how far ahead a local server may pretend to be
 
 
 def _settings(state_dir: str | None, *, follow_server: bool = False) -> Settings:
@@ -40,7 +41,10 @@ def _settings(state_dir: str | None, *, follow_server: bool = False) -> Settings
                 f"{running.state_dir}",
                 file=sys.stderr,
             )
-            return dataclasses.replace(settings, state_dir=running.state_dir)
+            settings = dataclasses.replace(settings, state_dir=running.state_dir)
+        if running is not None and running.state_dir == settings.state_dir.resolve():
+            # The server's day is the one its background work must run on.
+            settings = dataclasses.replace(settings, days_later=running.days_later)
     return settings
 
 
@@ -58,6 +62,12 @@ def _port(raw: str) -> int:
     return port
 
 
+def _days(raw: str) -> int:
+    if not raw.isdigit() or int(raw) > MAX_DAYS_LATER:
+        raise argparse.ArgumentTypeError(f"must be a whole number of days, 0..{MAX_DAYS_LATER}")
+    return int(raw)
+
+
 def _hours(raw: str) -> float:
     try:
         hours = float(raw)
@@ -71,7 +81,7 @@ def _hours(raw: str) -> float:
 
 
 def serve(args: argparse.Namespace) -> int:
-    settings = _settings(args.state_dir)
+    settings = dataclasses.replace(_settings(args.state_dir), days_later=args.days_later)
     quiet_local_runtime()
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(message)s", datefmt="%H:%M:%S")
     container = Container(settings)
@@ -94,10 +104,17 @@ def serve(args: argparse.Namespace) -> int:
         f"  get a token  : chatmemory token <user-id>"
         + ("" if args.state_dir is None else f" --state-dir {settings.state_dir}")
         + f"\n  try          : curl {server.url}/v1/health\n"
-        "loading the embedding model…",
+        + (
+            f"  clock        : {args.days_later} day(s) ahead (--days-later)\n"
+            if args.days_later
+            else ""
+        )
+        + "loading the embedding model…",
         flush=True,
     )
-    record = record_running_server(settings.well_known_state_dir, settings.state_dir, server.url)
+    record = record_running_server(
+        settings.well_known_state_dir, settings.state_dir, server.url, args.days_later
+    )
     try:
         gateway.warm_up(container)
         print(f"ready: {server.url}", flush=True)
@@ -114,7 +131,10 @@ def serve(args: argparse.Namespace) -> int:
 def token(args: argparse.Namespace) -> int:
     """Print a user's token, or with --app the app credential (argparse makes it one)."""
     settings = _settings(args.state_dir, follow_server=True)
-    tokens, now = _tokens(settings), Container(settings).clock.now()
+    # A token lives in real time (its signature is checked against the wall clock), even
+    # for a server whose clock runs ahead.
+    real_time = dataclasses.replace(settings, days_later=0)
+    tokens, now = _tokens(settings), Container(real_time).clock.now()
     ttl = timedelta(hours=args.hours)
     try:
         if args.app is not None:
@@ -142,16 +162,34 @@ def flush(args: argparse.Namespace) -> int:
     jobs = container.jobs_run_here
     if jobs is not None:
         jobs.run_pending()
+    # What the nightly schedule does on AWS: threads gone quiet go to sleep.
+    reviewed = container.threads.review()
     left = len(
         container.stores.tombstones.pending_purges(deleted_before=container.clock.now(), limit=100)
     )
     print(
-        f"ran {started} write pipeline run(s), {rooms} room write(s) and {purges} purge(s)",
+        f"ran {started} write pipeline run(s), {rooms} room write(s) and {purges} purge(s); "
+        f"{reviewed.dormant} quiet thread(s) went dormant",
         flush=True,
     )
     if left:
         print(f"{left} user(s) still have deletions waiting to be purged", file=sys.stderr)
         return 1
+    return 0
+
+
+def nightly(args: argparse.Namespace) -> int:
+    """The nightly thread review, now: every live thread quiet past three times its
+    rhythm goes dormant (AWS runs it on a schedule; `flush` runs it too)."""
+    settings = _settings(args.state_dir, follow_server=True)
+    quiet_local_runtime()
+    container = Container(settings)
+    use_container(container)
+    reviewed = container.threads.review()
+    print(
+        f"reviewed {reviewed.checked} quiet thread(s): {reviewed.dormant} went dormant",
+        flush=True,
+    )
     return 0
 
 
@@ -163,6 +201,12 @@ def build_parser() -> argparse.ArgumentParser:
     serve_cmd.add_argument("--host", default="127.0.0.1")
     serve_cmd.add_argument("--port", type=_port, default=3000, help="0 picks a free port")
     serve_cmd.add_argument("--state-dir", help="folder for the SQLite file and the local secret")
+    serve_cmd.add_argument(
+        "--days-later",
+        type=_days,
+        default=0,
+        help="run the clock this many days ahead (0..3650), to watch threads ripen and fade",
+    )
     serve_cmd.set_defaults(run=serve)
 
     token_cmd = commands.add_parser(
@@ -186,6 +230,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     flush_cmd.add_argument("--state-dir", help="the state folder the server uses")
     flush_cmd.set_defaults(run=flush)
+
+    nightly_cmd = commands.add_parser(
+        "nightly", help="run the nightly thread review now (quiet threads go dormant)"
+    )
+    nightly_cmd.add_argument("--state-dir", help="the state folder the server uses")
+    nightly_cmd.set_defaults(run=nightly)
     return parser
 
 

@@ -23,6 +23,7 @@ class RunningServer:
     state_dir: Path
     url: str
     pid: int
+    days_later: int = 0  # its clock runs this many days ahead (`serve --days-later`)
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,11 +40,19 @@ class ServerRecord:
                 self.path.unlink()
 
 
-def record_running_server(well_known_dir: Path, state_dir: Path, url: str) -> ServerRecord:
-    """Say, in the well-known folder, that this process serves `state_dir` at `url`."""
+def record_running_server(
+    well_known_dir: Path, state_dir: Path, url: str, days_later: int = 0
+) -> ServerRecord:
+    """Say, in the well-known folder, that this process serves `state_dir` at `url` (with
+    its clock `days_later` days ahead: a flush or a review then runs on the same day)."""
     path = well_known_dir / RECORD_FILE
     pid = os.getpid()
-    payload = {"state_dir": str(state_dir.resolve()), "url": url, "pid": pid}
+    payload = {
+        "state_dir": str(state_dir.resolve()),
+        "url": url,
+        "pid": pid,
+        "days_later": days_later,
+    }
     try:
         well_known_dir.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(".tmp")
@@ -65,7 +74,12 @@ def running_server(well_known_dir: Path) -> RunningServer | None:
 def _read(path: Path) -> RunningServer | None:
     try:
         raw = json.loads(path.read_text(encoding="utf-8"))
-        return RunningServer(Path(raw["state_dir"]), str(raw["url"]), int(raw["pid"]))
+        return RunningServer(
+            Path(raw["state_dir"]),
+            str(raw["url"]),
+            int(raw["pid"]),
+            int(raw.get("days_later") or 0),
+        )
     except (OSError, ValueError, KeyError, TypeError):
         return None
 
