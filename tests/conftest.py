@@ -82,8 +82,11 @@ def pytest_testnodedown(node: Any, error: Any) -> None:
 
 def pytest_terminal_summary(terminalreporter: Any) -> None:
     lines = tally.summary_lines()
-    if not lines:
-        return
-    terminalreporter.section("privacy release gates")
-    for line in lines:
-        terminalreporter.write_line(line)
+    if lines:
+        terminalreporter.section("privacy release gates")
+        for line in lines:
+            terminalreporter.write_line(line)
+    for exam, counts in sorted(tally.EXAMS.items()):
+        terminalreporter.section(f"the {exam} exam")
+        for line in counts:
+            terminalreporter.write_line(line)

@@ -1,4 +1,5 @@
-"""The gates' counts, kept for the end of the run: a passing gate still says what it did.
+"""The gates' and the exams' counts, kept for the end of the run: a passing gate still says
+what it did.
 
 Under pytest-xdist each worker keeps its own counts and hands them to the controller when
 it finishes (`exported` / `absorb`), which prints them (tests/conftest.py).
@@ -32,6 +33,8 @@ class GateCount:
 COUNTS: list[GateCount] = []
 #: HTTP requests made by the whole gates package (set when its server stops)
 TOTALS: dict[str, float] = {}
+#: the exams' printed counts (the thread exam), by exam
+EXAMS: dict[str, list[str]] = {}
 
 
 def record(count: GateCount) -> None:
@@ -45,9 +48,18 @@ def record_replay(
     record(GateCount(gate, facts, probes, requests, hits, embedder, detail))
 
 
+def record_lines(exam: str, lines: list[str]) -> None:
+    """An exam's counts, printed as they are at the end of the run."""
+    EXAMS[exam] = list(lines)
+
+
 def exported() -> dict[str, Any]:
     """This process's counts as plain data (what a worker hands to the controller)."""
-    return {"counts": [dataclasses.asdict(count) for count in COUNTS], "totals": dict(TOTALS)}
+    return {
+        "counts": [dataclasses.asdict(count) for count in COUNTS],
+        "totals": dict(TOTALS),
+        "exams": dict(EXAMS),
+    }
 
 
 def absorb(data: dict[str, Any]) -> None:
@@ -55,6 +67,7 @@ def absorb(data: dict[str, Any]) -> None:
     COUNTS.extend(GateCount(**count) for count in data.get("counts", ()))
     for key, value in data.get("totals", {}).items():
         TOTALS[key] = TOTALS.get(key, 0) + value
+    EXAMS.update(data.get("exams", {}))
 
 
 def summary_lines() -> list[str]:
