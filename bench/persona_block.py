@@ -9,7 +9,10 @@ a full 400-character note; the persona also holds 20 world facts. The block is b
 the same pure functions the service uses (the audience rule, then the block), for a
 private chat and for groups of 2 and 4 humans — under v1's rule (groups load world facts
 only) and, to show what switching the group scope on would cost, without it. Tokens are
-the estimate the prompt uses (`domain/tokens.py`).
+the estimate the prompt uses (`domain/tokens.py`). The private chat is measured again with
+five live threads the persona follows (seed 004: a job hunt, a house hunt, held shares, a
+baby on the way, an exam), heard 2 to 40 days ago, to show what following a story costs
+inside the same 1,200-character budget.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ from chatmemory.domain.memory import Kind, Memory  # noqa: E402
 from chatmemory.domain.memory_settings import MemorySettings  # noqa: E402
 from chatmemory.domain.persona_block import PersonaBlock, build_persona_block  # noqa: E402
 from chatmemory.domain.rooms import Room, RoomKind  # noqa: E402
+from chatmemory.domain.threads import Cadence, ThreadMeta  # noqa: E402
 from chatmemory.domain.tokens import estimate_tokens  # noqa: E402
 
 PERSONA = "warren"
@@ -86,11 +90,40 @@ def _world(rng: random.Random) -> list[Memory]:
     ]
 
 
-def _block(humans: int, size: int, *, world_only: bool) -> PersonaBlock:
+STORY = (
+    ("Is job-hunting: second round at Acme on Friday 2026-11-27; wants remote.", Cadence.FAST, 9),
+    ("Is house-hunting in Xuhui: two bedrooms under ¥8m, viewing on Saturday.", Cadence.SLOW, 2),
+    ("Bought TSLA at $10; holding until $100.", Cadence.SLOW, 40),
+    ("Partner is expecting a baby in March 2027.", Cadence.SLOW, 20),
+    ("Is preparing for the GATE exam on 2027-02-06.", Cadence.EVENT, 5),
+)
+
+
+def _threads(user: str) -> list[Memory]:
+    return [
+        Memory(
+            user_id=user,
+            memory_id=f"mem_{user}_thread_{index}",
+            text=text,
+            created_at=NOW - timedelta(days=heard),
+            updated_at=NOW - timedelta(days=heard),
+            persona=PERSONA,
+            witnessed=(user,),
+            kind=Kind.THREAD,
+            importance=7,
+            meta=ThreadMeta(cadence=cadence).to_meta(),
+        )
+        for index, (text, cadence, heard) in enumerate(STORY)
+    ]
+
+
+def _block(humans: int, size: int, *, world_only: bool, threads: bool = False) -> PersonaBlock:
     rng = random.Random(size * 10 + humans)
     texts = _texts()
     users = [f"user{n}" for n in range(humans)]
     rows = [row for user in users for row in _rows(user, size, texts, rng)] + _world(rng)
+    if threads:
+        rows += [row for user in users for row in _threads(user)]
     settings = {user: MemorySettings(user_id=user, note=NOTE) for user in users}
     room = Room(
         room_id="room_bench",
@@ -111,15 +144,16 @@ def _block(humans: int, size: int, *, world_only: bool) -> PersonaBlock:
 def main() -> None:
     print("| room | memories per human | lines | block chars (meter) | block tokens |")
     print("|---|---|---|---|---|")
-    for humans, world_only, label in (
-        (1, True, "private chat"),
-        (2, True, "group of 2 (v1: world only)"),
-        (4, True, "group of 4 (v1: world only)"),
-        (2, False, "group of 2 (group scope on)"),
-        (4, False, "group of 4 (group scope on)"),
+    for humans, world_only, threads, label in (
+        (1, True, False, "private chat"),
+        (1, True, True, "private chat + 5 threads"),
+        (2, True, False, "group of 2 (v1: world only)"),
+        (4, True, False, "group of 4 (v1: world only)"),
+        (2, False, False, "group of 2 (group scope on)"),
+        (4, False, False, "group of 4 (group scope on)"),
     ):
         for size in SIZES:
-            block = _block(humans, size, world_only=world_only)
+            block = _block(humans, size, world_only=world_only, threads=threads)
             tokens = estimate_tokens(block.text)
             print(
                 f"| {label} | {size} | {len(block.memory_ids)} | {block.meter} "

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import json
 import socket
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
+from typing import Any
+from urllib.error import HTTPError
+from urllib.request import Request, urlopen
 
 import pytest
 
-from tests.support.cli_server import cli_environment, run_cli
+from tests.support.cli_server import cli_environment, run_cli, serve_in_process
 
 pytestmark = pytest.mark.e2e
 
@@ -54,3 +59,57 @@ def test_serve_on_a_port_in_use_says_so_and_exits(
     assert done.returncode == 2
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize("days", ["-1", "3651", "soon"])
+def test_a_clock_ahead_out_of_range_is_refused(
+    environment: dict[str, str], tmp_path: Path, days: str
+) -> None:
+    done = run_cli(
+        environment, "serve", "--days-later", days, "--state-dir", str(tmp_path), check=False
+    )
+
+    assert done.returncode == 2
+    assert "--days-later" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_nightly_review_runs_on_its_own(environment: dict[str, str], tmp_path: Path) -> None:
+    done = run_cli(environment, "nightly", "--state-dir", str(tmp_path))
+
+    assert done.stdout.strip() == "reviewed 0 quiet thread(s): 0 went dormant"
+
+
+def test_a_server_ahead_of_time_takes_real_tokens_and_its_flush_runs_on_its_day(
+    environment: dict[str, str],
+) -> None:
+    # Given a server whose clock runs thirty days ahead
+    with serve_in_process(environment, "--days-later", "30") as served:
+        assert any("30 day(s) ahead" in line for line in served.banner)
+        token = served.cli("token", "dan").stdout.strip()
+
+        # When Dan tells it something (his token was minted in real time), and it is flushed
+        status, _ = _call(served.url, "POST", "/v1/chat", token, {"message": INTERVIEW})
+        flushed = served.cli("flush").stdout
+        status_listed, listed = _call(served.url, "GET", "/v1/memories?kind=thread", token)
+
+    # Then the thread was learned on the server's day, thirty days from now
+    assert status == 200 and "ran 1 write pipeline run(s)" in flushed
+    assert status_listed == 200
+    (thread,) = listed["memories"]
+    learned = datetime.fromisoformat(thread["created_at"].replace("Z", "+00:00"))
+    assert abs(learned - (datetime.now(UTC) + timedelta(days=30))) < timedelta(hours=1)
+
+
+INTERVIEW = "I have a job interview at Acme on Thursday."
+
+
+def _call(url: str, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
+    data = json.dumps(body).encode() if body is not None else None
+    request = Request(url + path, data=data, method=method)  # noqa: S310 - our own local server
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urlopen(request, timeout=30) as response:  # noqa: S310
+            return response.status, json.loads(response.read())
+    except HTTPError as error:
+        return error.code, json.loads(error.read() or b"null")

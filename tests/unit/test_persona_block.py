@@ -454,3 +454,20 @@ def test_a_reunion_cue_ends_the_frame_and_is_not_counted_in_the_meter() -> None:
         "When you first speak here: You last talked 8 days ago: greet them.\n</persona_memory>"
     )
     assert cued.chars_current == plain.chars_current
+
+
+def test_the_story_keeps_its_share_when_promises_would_fill_the_block() -> None:
+    # Given more open loops than the block holds, and one ripe thread
+    loops = [
+        seen(
+            f"Loop {n}: " + "Dan asked to be reminded about the long form. " * 2,
+            kind=Kind.OPEN_LOOP,
+        )
+        for n in range(15)
+    ]
+
+    block = build([*loops, a_thread()])
+
+    # Then the thread is seated, and the open loops fill what is left
+    assert SECOND_ROUND in block.text
+    assert "Loop" in block.text and block.chars_current <= CHARS_LIMIT

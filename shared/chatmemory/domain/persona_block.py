@@ -33,9 +33,9 @@ PER_HUMAN: Final = 10
 CHARS_LIMIT: Final = 1200
 # Kindroid's diversity rule: at most this many of one kind before the rest.
 PER_KIND_FIRST_PASS: Final = 2
-# The threads' share of the block (seed 004: the 1,200-char budget stands): two or three
+# The threads' share of the block (seed 004: the 1,200-char budget stands): two or so
 # lines with their ages and notes, so following a story never crowds the facts out.
-THREAD_CHARS: Final = 480
+THREAD_CHARS: Final = 400
 
 # They are the reason initiative exists: a follow-up the persona owes, or was asked for.
 RIDERS: Final = frozenset({Kind.OPEN_LOOP, Kind.PROMISE})
@@ -200,16 +200,18 @@ def take(
     `chars_limit` characters of rendered lines (`render_body`).
 
     A note always rides, even past the limit. Open loops and promises are taken before
-    anything else, as many as fit, best first, and take seats first (past PER_HUMAN if
-    there are more). The rest fill what is left, one from each section in turn, so a human
+    the facts, as many as fit, best first, and take seats first (past PER_HUMAN if there
+    are more). The rest fill what is left, one from each section in turn, so a human
     with many memories cannot crowd out another; a line too long for what is left is
     skipped and a shorter one after it may still fit. A row whose
     human is not present is not taken (the audience rule already drops it; this is the
     second lock).
 
-    Threads (seed 004) are not ranked with the facts: after the riders, each human's
-    threads that the day lets the block show (`threads.shown_threads`, as of `now`; what
-    invites first) take seats within THREAD_CHARS of the limit, so the facts keep the rest.
+    Threads (seed 004) are not ranked with the facts: first of all, each human's threads
+    that the day lets the block show (`threads.shown_threads`, as of `now`; what invites
+    first) take seats within THREAD_CHARS of the limit — their share, so a store full of
+    promises cannot crowd the story out, nor the story the rest: riders and facts keep at
+    least what is left.
     """
     headings = [_USER_PREFIX + user for user in sorted(present)] + [WORLD]
     by_heading: dict[str, list[Visible]] = {heading: [] for heading in headings}
@@ -243,11 +245,6 @@ def take(
         chosen[heading].pop()
         return False
 
-    riders = [item for item in ranked if item.memory.kind in RIDERS]
-    for item in riders:
-        heading = heading_of(item.memory)
-        if heading in chosen:
-            fits(heading, item)
     if now is not None:
         _seat_threads(
             threads_of,
@@ -257,6 +254,11 @@ def take(
             asked_here_today=asked_here_today,
             chars_limit=chars_limit,
         )
+    riders = [item for item in ranked if item.memory.kind in RIDERS]
+    for item in riders:
+        heading = heading_of(item.memory)
+        if heading in chosen:
+            fits(heading, item)
     queues = {heading: _the_rest(items) for heading, items in by_heading.items()}
     for round_ in range(PER_HUMAN):
         for heading in headings:
