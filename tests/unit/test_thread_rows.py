@@ -20,6 +20,7 @@ from chatmemory.domain.threads import (
     ThreadMeta,
     ThreadReport,
     ThreadStatus,
+    acknowledged_after,
     after_spell,
     cue_thread,
     deflected,
@@ -258,3 +259,11 @@ def test_a_short_pause_is_not_a_return() -> None:
     said = [("u:dan", NOW - timedelta(days=1)), ("p:warren", NOW - timedelta(days=1))]
 
     assert not first_since_return([*said, ("u:dan", NOW)], "p:warren")
+
+
+def test_the_persona_acknowledges_news_only_by_speaking_after_it() -> None:
+    spell = [("m1", False), ("m2", True), ("m3", False)]
+
+    assert acknowledged_after(spell, ["m1"])
+    assert not acknowledged_after(spell, ["m3"])
+    assert not acknowledged_after(spell, ["elsewhere"])

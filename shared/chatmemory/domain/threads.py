@@ -576,6 +576,14 @@ def cue_thread(views: Sequence[ThreadView]) -> ThreadView | None:
     return next((view for view in views if view.state is Ripeness.RIPE), None)
 
 
+def acknowledged_after(lines: Sequence[tuple[str, bool]], news: Sequence[str]) -> bool:
+    """Did the persona speak after the news? `lines`: the spell in order, as (message id,
+    said by the persona). Its first line after the news was the one acknowledgement a
+    resolution gets (law 3)."""
+    told = [index for index, (message_id, _) in enumerate(lines) if message_id in news]
+    return bool(told) and any(own for _, own in lines[max(told) + 1 :])
+
+
 def first_since_return(said: Sequence[tuple[str, datetime]], speaker: str) -> bool:
     """Has `speaker` said nothing since the person came back — since the last quiet spell of
     RETURN_AFTER_DAYS between two lines of `said` (who, when), or since the first line?

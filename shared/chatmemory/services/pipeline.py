@@ -57,7 +57,7 @@ from chatmemory.domain.routing import (
     numbered,
     resolve,
 )
-from chatmemory.domain.threads import ThreadReport
+from chatmemory.domain.threads import ThreadReport, acknowledged_after
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.jobs import PipelineStarter
@@ -387,7 +387,10 @@ class WritePipeline:
                 written.append(outcome.memory_id)
                 changed.append(outcome)
             if case.candidate.concludes:
-                acknowledged = _answered_after(slice_, case.candidate.evidence)
+                acknowledged = acknowledged_after(
+                    [(m.message_id, m.role.value == "assistant") for m in slice_],
+                    case.candidate.evidence,
+                )
                 fact = outcome if outcome is not None else _same_as(case)
                 conclusions.append(Conclusion(case.candidate, fact, acknowledged, said_at.date()))
         kept = self._keep_threads(run, beats, conclusions, times)
@@ -607,13 +610,6 @@ class InProcessPipeline(PipelineStarter):
             self._pipeline.record_failure(user_id, run_id, type(exc).__name__)
             raise
         return True
-
-
-def _answered_after(messages: Sequence[Message], evidence: Sequence[str]) -> bool:
-    """Did the assistant reply after the news was said? Then that reply was the one
-    acknowledgement a resolution gets (law 3)."""
-    said = [m.seq for m in messages if m.message_id in evidence]
-    return bool(said) and any(m.role.value == "assistant" and m.seq > max(said) for m in messages)
 
 
 def _same_as(case: RoutingCase) -> Memory | None:

@@ -53,7 +53,7 @@ from chatmemory.domain.notice import Notice, announce
 from chatmemory.domain.room_extraction import WORLD_CAP, filter_room_candidates, whom_about
 from chatmemory.domain.rooms import Room, RoomMessage
 from chatmemory.domain.routing import Action, Neighbour, Resolved, numbered, resolve
-from chatmemory.domain.threads import ThreadReport
+from chatmemory.domain.threads import ThreadReport, acknowledged_after
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.memories import MemoryQuery
@@ -394,7 +394,11 @@ class RoomWrites:
                     ),
                     None,
                 )
-                acknowledged = _persona_spoke_after(spell, candidate.evidence)
+                own = f"p:{spell.persona}"
+                acknowledged = acknowledged_after(
+                    [(line.message_id, line.speaker == own) for line in spell.lines],
+                    candidate.evidence,
+                )
                 on = (when or self._clock.now()).date()
                 conclusions.append(Conclusion(candidate, fact, acknowledged, on))
         return written, conclusions
@@ -547,13 +551,6 @@ class RoomWrites:
         self._stores.rooms.advance_room_extraction(
             room.room_id, persona, upto_seq=upto_seq, expected_upto_seq=cursor
         )
-
-
-def _persona_spoke_after(spell: _Spell, evidence: Sequence[str]) -> bool:
-    """Did the persona speak after the news? Then that was its one acknowledgement."""
-    said = [line.seq for line in spell.lines if line.message_id in evidence]
-    own = f"p:{spell.persona}"
-    return bool(said) and any(line.speaker == own and line.seq > max(said) for line in spell.lines)
 
 
 def _home(candidate: Candidate, persona: str) -> _Home:
