@@ -35,8 +35,10 @@ from chatmemory.services.notices import NoticeService
 from chatmemory.services.persona_view import PersonaView
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
 from chatmemory.services.purge import InProcessPurge, PurgePipeline, PurgeSweep
+from chatmemory.services.recall import RecallService
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
+from chatmemory.services.rhythm import RhythmKeeper
 from chatmemory.services.room_service import RoomService
 from chatmemory.services.room_writes import RoomWrites
 from chatmemory.services.rooms import RoomBlocks
@@ -152,10 +154,12 @@ class _Environment(BaseSettings):
     CHATMEMORY_ANTHROPIC_SECRET_NAME: OptionalText = None
     CHATMEMORY_CHAT_MODEL: OptionalText = None
     CHATMEMORY_FAST_MODEL: OptionalText = None
+    CHATMEMORY_DEEP_MODEL: OptionalText = None
     CHATMEMORY_JOBS: JobsKind = "local"
     CHATMEMORY_FOLD_QUEUE_URL: OptionalText = None
     CHATMEMORY_IDLE_QUEUE_URL: OptionalText = None
     CHATMEMORY_IDLE_SECONDS: int = 600
+    CHATMEMORY_IDLE_COLD_SECONDS: int = 120
     CHATMEMORY_PIPELINE: PipelineKind = "local"
     CHATMEMORY_WRITE_PIPELINE_ARN: OptionalText = None
     CHATMEMORY_PURGE: PipelineKind = "local"
@@ -221,10 +225,14 @@ class Settings:
     anthropic_secret_name: str | None = None
     chat_model: str | None = None
     fast_model: str | None = None
+    # The stronger model deep extractions run on ("remember this conversation", the daily
+    # sweep); None: the most capable tier the adapter knows.
+    deep_model: str | None = None
     jobs: JobsKind = "local"
     fold_queue_url: str | None = None
     idle_queue_url: str | None = None
-    idle_seconds: int = 600
+    idle_seconds: int = 600  # the warm delay: a known user's conversation is read after it
+    idle_cold_seconds: int = 120  # the cold delay (< 20 memories), never above the warm one
     pipeline: PipelineKind = "local"
     write_pipeline_arn: str | None = None
     purge: PipelineKind = "local"
@@ -266,10 +274,12 @@ class Settings:
             anthropic_secret_name=env.CHATMEMORY_ANTHROPIC_SECRET_NAME,
             chat_model=env.CHATMEMORY_CHAT_MODEL,
             fast_model=env.CHATMEMORY_FAST_MODEL,
+            deep_model=env.CHATMEMORY_DEEP_MODEL,
             jobs=env.CHATMEMORY_JOBS,
             fold_queue_url=env.CHATMEMORY_FOLD_QUEUE_URL,
             idle_queue_url=env.CHATMEMORY_IDLE_QUEUE_URL,
             idle_seconds=env.CHATMEMORY_IDLE_SECONDS,
+            idle_cold_seconds=env.CHATMEMORY_IDLE_COLD_SECONDS,
             pipeline=env.CHATMEMORY_PIPELINE,
             write_pipeline_arn=env.CHATMEMORY_WRITE_PIPELINE_ARN,
             purge=env.CHATMEMORY_PURGE,
@@ -403,6 +413,10 @@ class Container:
         return Retriever(self.stores, self.embedder, self.index, self.clock, self.relevance)
 
     @cached_property
+    def recall(self) -> RecallService:
+        return RecallService(self.stores, self.embedder, self.clock, self.relevance)
+
+    @cached_property
     def context(self) -> ContextService:
         return ContextService(self.stores, self.clock, self.retriever)
 
@@ -431,11 +445,13 @@ class Container:
             client: Any = claude.bedrock_mantle_client(self.settings.region)
             chat = self.settings.chat_model or claude.DEFAULT_BEDROCK_CHAT_MODEL
             fast = self.settings.fast_model or claude.DEFAULT_BEDROCK_FAST_MODEL
+            deep = self.settings.deep_model or claude.DEFAULT_BEDROCK_DEEP_MODEL
         else:
             client = claude.anthropic_client(self._anthropic_key())
             chat = self.settings.chat_model or claude.DEFAULT_CHAT_MODEL
             fast = self.settings.fast_model or claude.DEFAULT_FAST_MODEL
-        return claude.ClaudeModel(client=client, chat_model=chat, fast_model=fast)
+            deep = self.settings.deep_model or claude.DEFAULT_DEEP_MODEL
+        return claude.ClaudeModel(client=client, chat_model=chat, fast_model=fast, deep_model=deep)
 
     def _anthropic_key(self) -> str:
         """The key from the environment locally; on AWS from Secrets Manager (cached)."""
@@ -582,6 +598,7 @@ class Container:
             self.clock,
             self.pipeline_starter,
             idle_after=timedelta(seconds=self.settings.idle_seconds),
+            idle_cold_after=timedelta(seconds=self.settings.idle_cold_seconds),
         )
 
     @cached_property
@@ -598,6 +615,8 @@ class Container:
             memories=self.memories,
             jobs=self.jobs,
             idle_after=timedelta(seconds=self.settings.idle_seconds),
+            idle_cold_after=timedelta(seconds=self.settings.idle_cold_seconds),
+            rhythm=RhythmKeeper(self.stores, self.memories),
         )
 
     @cached_property

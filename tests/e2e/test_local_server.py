@@ -59,7 +59,12 @@ def test_the_whole_memories_contract_over_http(server: Running) -> None:
 
     # settings
     settings = server.call("PUT", "/v1/memory/settings", token=alice, body={"note": "Call me Al."})
-    assert settings.body == {"enabled": True, "note": "Call me Al.", "muted_personas": []}
+    assert settings.body == {
+        "enabled": True,
+        "note": "Call me Al.",
+        "muted_personas": [],
+        "timezone": "UTC",
+    }
     assert server.call("GET", "/v1/memory/settings", token=alice).body["note"] == "Call me Al."
 
     # notices (none yet: nothing was written in the background)

@@ -142,6 +142,7 @@ def test_settings_switch_memory_off_and_keep_the_note(handler: Any, container: C
         "enabled": False,
         "note": "Call me Sam.",
         "muted_personas": [],
+        "timezone": "UTC",
     }
 
     refused = invoke(handler, event("create_memory"), body={"text": "Is vegetarian."})
@@ -152,6 +153,7 @@ def test_settings_switch_memory_off_and_keep_the_note(handler: Any, container: C
         "enabled": False,
         "note": "Call me Sam.",
         "muted_personas": [],
+        "timezone": "UTC",
     }
 
 

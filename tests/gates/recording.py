@@ -53,6 +53,7 @@ from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.notices import NoticeStore
 from chatmemory.ports.persona_memories import PersonaMemoryStore
 from chatmemory.ports.recall_source import RecallSource
+from chatmemory.ports.rhythm import RhythmStore
 from chatmemory.ports.rooms import RoomStore
 from chatmemory.ports.runs import RunStore
 from chatmemory.ports.stores import Stores
@@ -95,6 +96,7 @@ STORE_ACCESS: dict[str, Access] = {
     "supersede_memory": Access.MEMORY_WRITE,
     "close_memory": Access.MEMORY_WRITE,
     "record_use": Access.MEMORY_WRITE,
+    "set_fading": Access.MEMORY_WRITE,
     "hide_memories": Access.MEMORY_WRITE,
     "hide_active_memory": Access.MEMORY_WRITE,
     "reinstate_memory": Access.MEMORY_WRITE,
@@ -113,6 +115,10 @@ STORE_ACCESS: dict[str, Access] = {
     "delete_notices": Access.MEMORY_WRITE,
     "get_block": Access.MEMORY_READ,  # a persona's room block quotes memories
     "put_block": Access.MEMORY_WRITE,
+    # a user's rhythm (seed 003): when they chat is a memory — counters, samples, patterns
+    "get_rhythm": Access.MEMORY_READ,
+    "put_rhythm": Access.MEMORY_WRITE,
+    "delete_rhythm": Access.MEMORY_WRITE,  # "forget everything"
     # a persona's own rows (noted for the persona's slug; `drop_witness` for the user)
     "list_persona_memories": Access.MEMORY_READ,
     "add_persona_memory": Access.MEMORY_WRITE,
@@ -293,6 +299,7 @@ _STORE_PORTS: dict[str, type] = {
     "rooms": RoomStore,
     "persona_memories": PersonaMemoryStore,
     "threads": ThreadStore,
+    "rhythm": RhythmStore,
 }
 _RECORDING_PORTS = {
     field: _recording(port, "store", STORE_ACCESS) for field, port in _STORE_PORTS.items()

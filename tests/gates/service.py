@@ -177,7 +177,9 @@ class Account:
         return self.ok("POST", "/v1/context", body)
 
     def memories(self, status: str = "active") -> list[dict[str, Any]]:
-        """Every memory of this status, all pages."""
+        """Every memory of this status, all pages, without what only moves with the clock
+        (`due_in` and `retention` are computed at read time): the gates compare what is
+        kept, before and after days pass."""
         found: list[dict[str, Any]] = []
         cursor: str | None = None
         while True:
@@ -185,7 +187,7 @@ class Account:
             if cursor:
                 query += f"&next={quote(cursor)}"
             page = self.ok("GET", query)
-            found += page["memories"]
+            found += [timeless(memory) for memory in page["memories"]]
             cursor = page["next"]
             if not cursor:
                 return found
@@ -263,3 +265,9 @@ class GateWorld:
         now = self.clock.now()
         tomorrow = datetime(now.year, now.month, now.day, 9, tzinfo=UTC) + timedelta(days=1)
         self.clock.advance(tomorrow - now)
+
+
+def timeless(memory: dict[str, Any]) -> dict[str, Any]:
+    """A memory as the API shows it, less what only moves with the clock (`due_in` and
+    `retention` are computed when it is read): what is kept, to compare across days."""
+    return {key: value for key, value in memory.items() if key not in ("due_in", "retention")}

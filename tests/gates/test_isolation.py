@@ -19,7 +19,7 @@ from tests.gates.corpus import FACTS, FILLER, NEIGHBOUR_FACTS, PROBES
 from tests.gates.probing import NEW, ProbeRun, find_markers, replay_probes
 from tests.gates.recording import Access
 from tests.gates.seeding import StoredCorpus, store_corpus
-from tests.gates.service import Account, GateWorld
+from tests.gates.service import Account, GateWorld, timeless
 
 #: share of A's facts her own replay must surface in `blocks.memories` (a probe set that
 #: finds nothing cannot show a leak). Measured: MiniLM 56/56, hashing 36/56 — hashing
@@ -156,7 +156,9 @@ def _snapshot(owner: StoredCorpus) -> dict[str, Any]:
     account = owner.account
     return {
         **_everything_of(account),
-        "each": {m: account.ok("GET", f"/v1/memories/{m}") for m in owner.memory_ids.values()},
+        "each": {
+            m: timeless(account.ok("GET", f"/v1/memories/{m}")) for m in owner.memory_ids.values()
+        },
         "history": {
             m: account.ok("GET", f"/v1/memories/{m}/history") for m in owner.memory_ids.values()
         },

@@ -40,6 +40,9 @@ def container(tmp_path: Path, clock: ManualClock, pipeline: Pipeline) -> Iterato
         pipeline="stepfunctions",
         write_pipeline_arn=pipeline.arn,
         idle_seconds=int(IDLE.total_seconds()),
+        # one delay for cold and warm profiles alike: these tests are about the timer
+        # (tests/services/test_write_cadence.py is about the two delays)
+        idle_cold_seconds=int(IDLE.total_seconds()),
     )
     built = Container(settings, clock)
     use_container(built)

@@ -83,7 +83,7 @@ def test_a_relevant_memory_is_recalled_with_its_date(wiring: Wiring) -> None:
     ]
     assert built.blocks.memories[0].date == "2026-11-30"
     assert built.memories_used == [built.blocks.memories[0].memory_id]
-    assert "(last mentioned 2026-11)" in built.rendered.text()
+    assert "(last mentioned 2026-11 · " in built.rendered.text()  # then its shelf life
     assert built.rendered.tokens > 0
 
 

@@ -172,7 +172,12 @@ def test_a_promise_rides_with_the_person_it_was_made_to_and_loading_reinforces(
     assert touched.last_used_at == clock.now() and touched.recall_count == 1
     assert (
         dataclasses.replace(
-            touched, last_used_at=None, recall_count=0, updated_at=promise.updated_at
+            touched,
+            last_used_at=None,
+            recall_count=0,
+            updated_at=promise.updated_at,
+            stability_days=None,  # a use is new evidence (seed 003): it lasts longer
+            reinforced_at=None,
         )
         == promise
     )

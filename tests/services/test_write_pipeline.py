@@ -49,11 +49,12 @@ def test_a_quiet_conversation_is_read_once_and_its_facts_remembered(product: Pro
 
 
 def test_the_idle_timer_debounces_a_burst_of_messages(product: Product, stores: Stores) -> None:
+    # A new user: a cold profile, read after two quiet minutes (domain/cadence.py)
     conversation = product.say("I'm vegetarian.").conversation_id
-    product.clock.advance(timedelta(minutes=9))
+    product.clock.advance(timedelta(seconds=90))
     product.say("and I live in Pune.", conversation)  # re-arms the timer
 
-    product.clock.advance(timedelta(minutes=2))  # the first timer is due, but not quiet yet
+    product.clock.advance(timedelta(seconds=40))  # the first timer is due, but not quiet yet
     assert product.jobs.run_due() == 0 or product.active() == []
     assert product.active() == []
     product.go_quiet()

@@ -26,6 +26,7 @@ PUBLIC_ROUTES = {("GET", "/v1/health"), ("GET", "/v1/openapi.json")}
 ROUTES = {
     ("POST", "/v1/chat"): "ChatFunction",
     ("POST", "/v1/context"): "ChatFunction",
+    ("POST", "/v1/recall"): "ChatFunction",
     ("GET", "/v1/memories"): "MemoriesFunction",
     ("POST", "/v1/memories"): "MemoriesFunction",
     ("DELETE", "/v1/memories"): "MemoriesFunction",

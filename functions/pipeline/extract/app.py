@@ -1,9 +1,10 @@
 """Lambda entry point for the write pipeline's Extract task.
 
-Step Functions passes `{"user_id", "conversation_id", "upto_seq"}`; the answer is ids and
-counts (`user_id`, `run_id`, `persona`, `candidates`, `reports`), never text. The run id is
-deterministic, so a retried or repeated Extract finds the run it already wrote.
-ModelUnavailable propagates: the state machine retries it, then records the failure.
+Step Functions passes `{"user_id", "conversation_id", "upto_seq"}`, and `"deep": true` for a
+deep read (the stronger model, a larger budget); the answer is ids and counts (`user_id`,
+`run_id`, `persona`, `candidates`, `reports`), never text. The run id is deterministic, so
+a retried or repeated Extract finds the run it already wrote. ModelUnavailable propagates:
+the state machine retries it, then records the failure.
 """
 
 from __future__ import annotations
@@ -17,7 +18,9 @@ from chatmemory.telemetry import count, logger
 
 def extract(task: ExtractTask) -> Extracted:
     """The slice's candidates, kept on a run; its ids and how many were kept."""
-    result = container().pipeline.extract(task.user_id, task.conversation_id, task.upto_seq)
+    result = container().pipeline.extract(
+        task.user_id, task.conversation_id, task.upto_seq, task.deep
+    )
     count("CandidatesExtracted", result.candidates)
     count("ThreadReports", result.reports)
     logger.info(

@@ -1,9 +1,9 @@
-"""Lambda entry point for the daily sweep: starts the write pipeline for every
-conversation whose cursor fell behind (a lost idle message, a failed run, a timed-out
-Express execution), hands every quiet room a persona has not read to the end back to
-the idle queue, and starts a purge for every user whose deletions are still not purged
-a while after the delete (a purge that failed or never started). The scheduled event
-itself carries nothing we need.
+"""Lambda entry point for the daily sweep: starts the write pipeline, in deep mode (the
+stronger model, a larger budget), for every conversation whose cursor fell behind (a lost
+idle message, a failed run, a timed-out Express execution), hands every quiet room a
+persona has not read to the end back to the idle queue, and starts a purge for every user
+whose deletions are still not purged a while after the delete (a purge that failed or
+never started). The scheduled event itself carries nothing we need.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from chatmemory.telemetry import count, logger, metrics, tracer
 @tracer.capture_lambda_handler
 @metrics.log_metrics
 def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, int]:
-    started = container().idle.sweep()
+    started = container().idle.sweep(deep=True)
     # A quiet room's write needs the model: its check goes back on the idle queue.
     rooms = container().room_writes.sweep(hand_off=container().rooms.check_soon, batch=1000)
     purges = container().purge_sweep.sweep()

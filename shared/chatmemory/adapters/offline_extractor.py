@@ -24,8 +24,8 @@ from chatmemory.adapters.offline_threads import (
     materialise,
     thread_reports,
 )
+from chatmemory.domain.cadence import asks_to_remember_conversation
 from chatmemory.domain.extraction import (
-    MAX_CANDIDATES,
     Candidate,
     ExtractionInput,
     ExtractionResult,
@@ -171,7 +171,7 @@ class OfflineExtractor:
         for candidate in materialise(items):
             if all(c.text != candidate.text for c in candidates):
                 candidates.append(candidate)
-        return candidates[:MAX_CANDIDATES]
+        return candidates[: request.max_candidates]  # a deep read may keep more
 
     def route(self, candidate: Candidate, neighbours: Sequence[Neighbour]) -> RouteDecision:
         said = normalise_for_identity(candidate.text)
@@ -196,6 +196,8 @@ class OfflineExtractor:
         return found
 
     def _candidate(self, sentence: str, line: TranscriptLine, today: date) -> Candidate | None:
+        if asks_to_remember_conversation(sentence):
+            return None  # "remember this conversation" asks for a deep read, says no fact
         for pattern, kind in _RULES:
             match = pattern.search(sentence)
             if match:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from chatmemory.adapters.offline_concerns import Ending
 from chatmemory.adapters.offline_extractor import OfflineExtractor
 from chatmemory.adapters.offline_threads import concluded_by
+from chatmemory.domain.cadence import asks_to_remember_conversation
 from chatmemory.domain.extraction import ExtractionInput, ExtractionResult
 from chatmemory.domain.persona_block import OPENING_TURN
 from chatmemory.domain.prompt import RenderedPrompt, Turn
@@ -58,7 +59,7 @@ _NOT_ANYMORE = re.compile(
     r"\bI(?:'m| am) (?:not|no longer) (?P<what>[^.!?,]+?)(?: any ?more)?[.!]*\s*$", re.IGNORECASE
 )
 _MEMORY_LINE = re.compile(
-    r"^(?P<number>\d+)\. (?P<text>.+) \(last mentioned (?P<month>\d{4}-\d{2})\)$"
+    r"^(?P<number>\d+)\. (?P<text>.+) \(last mentioned (?P<month>\d{4}-\d{2})(?: · [^)]*)?\)$"
 )
 _SENTENCE = re.compile(r"(?<=[.!?])\s+")
 # The blocks that may precede the new message, in the order `render` puts them.
@@ -172,6 +173,9 @@ class OfflineModel(Model):
         correction = _correction(message)
         if correction and can_save:
             return self._save(correction, recalled, run_tool, corrected=True)
+        if can_save and asks_to_remember_conversation(message):
+            # No fact to save: the whole conversation is read at once, in the background.
+            return f"{LABEL} Noted — I'll remember this conversation. {_OFFLINE}"
         remembered = _REMEMBER.search(message)
         if remembered and can_save:
             return self._save(remembered.group("fact"), recalled, run_tool, corrected=False)

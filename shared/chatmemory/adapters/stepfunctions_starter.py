@@ -49,8 +49,16 @@ class StepFunctionsStarter(PipelineStarter):
         self._client = client
         self._state_machine_arn = state_machine_arn
 
-    def start_write(self, user_id: str, conversation_id: str, upto_seq: int) -> bool:
-        payload = {"user_id": user_id, "conversation_id": conversation_id, "upto_seq": upto_seq}
+    def start_write(
+        self, user_id: str, conversation_id: str, upto_seq: int, *, deep: bool = False
+    ) -> bool:
+        payload: dict[str, object] = {
+            "user_id": user_id,
+            "conversation_id": conversation_id,
+            "upto_seq": upto_seq,
+        }
+        if deep:  # absent means a normal run: older executions' inputs read the same
+            payload["deep"] = True
         try:
             self._client.start_execution(
                 stateMachineArn=self._state_machine_arn,

@@ -11,11 +11,13 @@ from chatmemory.api.schemas import (
     ChatOut,
     ChatRequest,
     ContextOut,
+    ContextRequestBody,
     RememberedOut,
     ThreadLineOut,
     TurnOut,
 )
 from chatmemory.config import container
+from chatmemory.domain.time import as_of_instant
 from chatmemory.ports.model import ReplyDelta
 from chatmemory.services.chat import ChatRequest as ChatTurn
 from chatmemory.services.chat import ChatResult
@@ -57,7 +59,7 @@ def context_out(built: BuiltContext) -> ContextOut:
             summary=blocks.summary,
             recent=[TurnOut(role=t.role, content=t.content) for t in blocks.recent],
             memories=[
-                RememberedOut(memory_id=m.memory_id, text=m.text, date=m.date)
+                RememberedOut(memory_id=m.memory_id, text=m.text, date=m.date, due=m.due)
                 for m in blocks.memories
             ],
             threads=[
@@ -80,7 +82,7 @@ def context_out(built: BuiltContext) -> ContextOut:
         _TURN_ERRORS,
     ),
 )
-def build_context(body: ChatRequest) -> ContextOut:
+def build_context(body: ContextRequestBody) -> ContextOut:
     built = container().context.build(
         ContextRequest(
             user_id=_user(),
@@ -88,6 +90,7 @@ def build_context(body: ChatRequest) -> ContextOut:
             conversation_id=body.conversation_id,
             temporary=body.temporary,
             persona=body.persona,
+            as_of=None if body.as_of is None else as_of_instant(body.as_of),
         )
     )
     if built.degraded:

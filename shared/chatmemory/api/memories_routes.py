@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import date
+from datetime import datetime
 from typing import Annotated
 
 from aws_lambda_powertools.event_handler import Response
@@ -34,6 +34,7 @@ from chatmemory.config import container
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.memory import Kind, Status
+from chatmemory.domain.time import as_of_instant
 from chatmemory.services.memories import NewMemory
 from chatmemory.services.persona_view import PersonaView
 from chatmemory.telemetry import count
@@ -83,30 +84,51 @@ def list_memories(
     next: Annotated[str | None, Query(max_length=2048)] = None,
     group: Annotated[Grouping | None, Query()] = None,
     kind: Annotated[KindFilter | None, Query()] = None,
+    as_of: Annotated[str | None, Query(max_length=40)] = None,
 ) -> MemoryPage | PersonaGroupsOut:
-    wanted = None if status is StatusFilter.ALL else Status(status.value)
+    archived = status is StatusFilter.ARCHIVED
+    wanted = (
+        None if status is StatusFilter.ALL else Status.ACTIVE if archived else Status(status.value)
+    )
+    at = _as_of(as_of, status)
     if group is Grouping.PERSONA:
         if next is not None:
             raise InvalidField("next", "does not apply: the grouped view is not paged")
         if kind is not None:
             raise InvalidField("kind", "does not apply: the grouped view shows every kind")
+        if at is not None:
+            raise InvalidField("as_of", "does not apply: the grouped view shows today")
         groups = _persona_view().by_persona(_user(), status=wanted, persona=persona)
-        return PersonaGroupsOut(personas=[PersonaGroupOut.of(g) for g in groups])
+        now = _now()
+        return PersonaGroupsOut(personas=[PersonaGroupOut.of(g, now) for g in groups])
     page = container().memories.list_memories(
         _user(),
         status=wanted,
+        archived=archived,
         persona=persona,
         kind=Kind(kind.value) if kind is not None else None,
+        as_of=at,
         limit=limit,
         cursor=next,
     )
-    today = _today()
-    return MemoryPage(memories=[MemoryOut.of(m, today) for m in page.items], next=page.next_cursor)
+    seen = at or _now()
+    return MemoryPage(memories=[MemoryOut.of(m, seen) for m in page.items], next=page.next_cursor)
 
 
-def _today() -> date:
-    """The day a thread's state is read for (the service's clock, so tests can move it)."""
-    return container().clock.now().date()
+def _as_of(text: str | None, status: StatusFilter) -> datetime | None:
+    """The instant an `as_of` names: a date alone means the end of that day (UTC), so
+    `as_of=2026-09-15` is what was believed on the 15th."""
+    if text is None:
+        return None
+    if status is not StatusFilter.ACTIVE:
+        raise InvalidField("status", "does not apply with as_of: it lists what was believed")
+    return as_of_instant(text)
+
+
+def _now() -> datetime:
+    """The instant memories are read at (the service's clock, so tests can move it):
+    shelf life and retention move with it, and a thread's state is read for its day."""
+    return container().clock.now()
 
 
 def _persona_view() -> PersonaView:
@@ -136,9 +158,9 @@ def create_memory(body: MemoryCreate) -> tuple[MemoryOut, int]:
         ),
     )
     if not created.created:  # the same memory already exists: say so, with the one kept
-        return MemoryOut.of(created.memory), 200
+        return MemoryOut.of(created.memory, _now()), 200
     count("MemoryCreated")
-    return MemoryOut.of(created.memory), 201
+    return MemoryOut.of(created.memory, _now()), 201
 
 
 @router.delete(
@@ -161,7 +183,7 @@ def forget_everything() -> Response[str]:
     responses=answers({200: ("The memory", json_content(MemoryOut))}, _WITH_ID),
 )
 def get_memory(memory_id: MemoryId) -> MemoryOut:
-    return MemoryOut.of(container().memories.get(_user(), memory_id), _today())
+    return MemoryOut.of(container().memories.get(_user(), memory_id), _now())
 
 
 @router.patch(
@@ -177,7 +199,7 @@ def correct_memory(memory_id: MemoryId, body: MemoryCorrection) -> MemoryOut:
         _user(), memory_id, text=body.text, category=body.category, valid_until=body.valid_until
     )
     count("MemoryCorrected")
-    return MemoryOut.of(corrected)
+    return MemoryOut.of(corrected, _now())
 
 
 @router.delete(
@@ -222,7 +244,11 @@ def get_settings() -> SettingsOut:
 def put_settings(body: SettingsUpdate) -> SettingsOut:
     muted = None if body.muted_personas is None else frozenset(body.muted_personas)
     updated = container().memory_settings.update(
-        _user(), enabled=body.enabled, note=body.note, muted_personas=muted
+        _user(),
+        enabled=body.enabled,
+        note=body.note,
+        muted_personas=muted,
+        timezone=body.timezone,
     )
     return SettingsOut.of(updated)
 

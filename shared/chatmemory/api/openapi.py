@@ -11,7 +11,13 @@ from aws_lambda_powertools.event_handler import APIGatewayHttpResolver
 from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Server
 
 import chatmemory
-from chatmemory.api import chat_routes, memories_routes, rooms_routes, system_routes
+from chatmemory.api import (
+    chat_routes,
+    memories_routes,
+    recall_routes,
+    rooms_routes,
+    system_routes,
+)
 from chatmemory.api.identity import APP_SCOPE
 
 TITLE = "chatmemory"
@@ -28,7 +34,7 @@ DESCRIPTION = (
 def whole_api() -> APIGatewayHttpResolver:
     """A resolver holding every route of every function (never used to answer requests)."""
     app = APIGatewayHttpResolver(enable_validation=True)
-    for module in (system_routes, memories_routes, chat_routes, rooms_routes):
+    for module in (system_routes, memories_routes, chat_routes, recall_routes, rooms_routes):
         app.include_router(module.router)
     return app
 

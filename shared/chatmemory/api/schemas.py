@@ -17,7 +17,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from chatmemory.domain import rules
+from chatmemory.domain import fading, rules
 from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
@@ -103,10 +103,24 @@ class SettingsUpdate(_Body):
         "remember stays until you delete it.",
         examples=[["nolan"]],
     )
+    timezone: (
+        Annotated[
+            str,
+            Field(min_length=1, max_length=64),
+            AfterValidator(MemorySettings.checked_timezone),
+        ]
+        | None
+    ) = Field(
+        default=None,
+        description='Your time zone, an IANA name (default "UTC"): the local hours your '
+        "rhythm is read in.",
+        examples=["Europe/Paris"],
+    )
 
 
 class StatusFilter(StrEnum):
     ACTIVE = "active"
+    ARCHIVED = "archived"
     SUPERSEDED = "superseded"
     CLOSED = "closed"
     ALL = "all"
@@ -131,6 +145,15 @@ class ChatRequest(_Body):
         default=False, description="Reads no memory and writes none; messages expire."
     )
     persona: PersonaName | None = Field(default=None, description='Default "assistant".')
+
+
+class ContextRequestBody(ChatRequest):
+    as_of: Annotated[str, Field(min_length=10, max_length=40)] | None = Field(
+        default=None,
+        description="Build the context from what was believed then (a date means the end "
+        "of that day, UTC): no profile and no threads, only the memories held at that time.",
+        examples=["2026-09-15"],
+    )
 
 
 # ---- responses ---------------------------------------------------------------------------
@@ -176,6 +199,23 @@ class ThreadOut(BaseModel):
         )
 
 
+class DueOut(BaseModel):
+    """How long a belief is still good for (seed 003's due_in)."""
+
+    seconds: int = Field(description="Until it falls due; negative once overdue.")
+    text: str = Field(description='"2 days left", "due today", "overdue by a week".')
+    on: str = Field(description="The instant it falls due (ISO-8601 UTC).")
+
+    @classmethod
+    def of(cls, memory: Memory, now: datetime) -> DueOut:
+        left = fading.due_in(memory, now)
+        return cls(
+            seconds=int(left.total_seconds()),
+            text=fading.describe_due(left),
+            on=to_api(fading.due_at(memory)),
+        )
+
+
 class MemoryOut(BaseModel):
     memory_id: str
     text: str
@@ -198,10 +238,27 @@ class MemoryOut(BaseModel):
     thread: ThreadOut | None = Field(
         default=None, description="A thread's manners; null for every other kind."
     )
+    due_in: DueOut = Field(
+        description="How long it is still good for: until `valid_until`, else until its "
+        "retention falls to one half."
+    )
+    retention: float = Field(
+        description="exp(-t / S) since the last supporting evidence, 0..1 (1 on a thread)."
+    )
+    stability_days: float = Field(
+        description="S: how many days it takes to fade to 37%; grows with each evidence."
+    )
+    archived: str | None = Field(
+        default=None,
+        description="Why an archived memory is out of use (status `archived`): faded · "
+        "unused · capped; null otherwise.",
+    )
 
     @classmethod
-    def of(cls, memory: Memory, today: date | None = None) -> MemoryOut:
-        """`today`: a thread also says what the day allows of it."""
+    def of(cls, memory: Memory, now: datetime) -> MemoryOut:
+        """Read at `now`: shelf life and retention move with time; a thread also says
+        what the day allows of it."""
+        why = fading.archived(memory, now)
         return cls(
             memory_id=memory.memory_id,
             text=memory.text,
@@ -214,14 +271,18 @@ class MemoryOut(BaseModel):
             updated_at=to_api(memory.updated_at),
             valid_from=_opt(memory.valid_from),
             valid_until=_opt(memory.valid_until),
-            status=memory.status.value,
+            status="archived" if why is not None else memory.status.value,
             valid_to=_opt(memory.valid_to),
             supersedes=memory.supersedes,
             closed_by=memory.closed_by,
             importance=memory.importance,
             evidence=list(memory.evidence),
             last_used_at=_opt(memory.last_used_at),
-            thread=ThreadOut.of(memory, today) if memory.kind is Kind.THREAD else None,
+            thread=ThreadOut.of(memory, now.date()) if memory.kind is Kind.THREAD else None,
+            due_in=DueOut.of(memory, now),
+            retention=round(fading.retention(memory, now), 4),
+            stability_days=round(fading.stability(memory), 2),
+            archived=None if why is None else why.value,
         )
 
 
@@ -248,11 +309,11 @@ class PersonaGroupOut(BaseModel):
     meter: str = Field(description='"chars_current / chars_limit".')
 
     @classmethod
-    def of(cls, group: PersonaMemories) -> PersonaGroupOut:
+    def of(cls, group: PersonaMemories, now: datetime) -> PersonaGroupOut:
         return cls(
             persona=group.persona,
             memories=[
-                PersonaMemoryOut(**MemoryOut.of(row.memory).model_dump(), arc=row.arc)
+                PersonaMemoryOut(**MemoryOut.of(row.memory, now).model_dump(), arc=row.arc)
                 for row in group.rows
             ],
             chars_current=group.chars_current,
@@ -291,6 +352,7 @@ class SettingsOut(BaseModel):
     enabled: bool
     note: str
     muted_personas: list[str]
+    timezone: str
 
     @classmethod
     def of(cls, settings: MemorySettings) -> SettingsOut:
@@ -298,6 +360,7 @@ class SettingsOut(BaseModel):
             enabled=settings.enabled,
             note=settings.note,
             muted_personas=sorted(settings.muted_personas),
+            timezone=settings.timezone,
         )
 
 
@@ -360,6 +423,11 @@ class RememberedOut(BaseModel):
     memory_id: str
     text: str
     date: str
+    due: str = Field(
+        default="",
+        description='How long it is still good for, as the model reads it: "2 days left", '
+        '"overdue by a week".',
+    )
 
 
 class ThreadLineOut(BaseModel):

@@ -38,6 +38,11 @@ from chatmemory.domain.write_filter import instruction_shape
 IMPORTANCE_FLOOR = 3
 DAILY_CAP = 12
 MAX_CANDIDATES = 12
+# A deep read (the user asked to remember the whole conversation, or the daily sweep reads
+# what the idle timers missed) covers more at once and is the user's own request or a
+# catch-up: it may keep twice as many candidates, and add twice as many memories that day.
+DEEP_MAX_CANDIDATES = 24
+DEEP_DAILY_CAP = 24
 SENSITIVE_CATEGORIES = frozenset(
     {"health", "religion", "politics", "sexuality", "ethnicity", "criminal", "biometrics", "union"}
 )
@@ -267,6 +272,14 @@ class ExtractionInput:
     # The threads this persona follows about the people here: a beat about one of them is
     # a beat of that thread, never a second one (seed 004 §3).
     threads: tuple[KnownThread, ...] = ()
+    # A deep read: the same extraction on the stronger model, with a larger budget and up
+    # to DEEP_MAX_CANDIDATES candidates (domain/cadence.py says when).
+    deep: bool = False
+
+    @property
+    def max_candidates(self) -> int:
+        """How many candidates this extraction may propose."""
+        return DEEP_MAX_CANDIDATES if self.deep else MAX_CANDIDATES
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,14 +354,17 @@ def filter_candidates(
     *,
     created_today: int,
     daily_cap: int = DAILY_CAP,
+    max_candidates: int = MAX_CANDIDATES,
 ) -> Filtered:
-    """Apply the write filter's code rules; what survives may still be routed to NONE."""
+    """Apply the write filter's code rules; what survives may still be routed to NONE.
+
+    Only the first `max_candidates` are read (a deep read passes DEEP_MAX_CANDIDATES)."""
     lines = {line.message_id: line for line in transcript}
     kept: list[Candidate] = []
     dropped: list[tuple[Candidate, Dropped]] = []
     seen: set[str] = set()
     room = max(0, daily_cap - created_today)
-    for candidate in candidates[:MAX_CANDIDATES]:
+    for candidate in candidates[:max_candidates]:
         sources = [lines[m] for m in candidate.evidence if m in lines and lines[m].role == "user"]
         reason = code_rule(candidate, sources, importance_floor=not rides_any_importance(candidate))
         if reason is None and candidate.text.casefold() in seen:
@@ -465,6 +481,7 @@ class ExtractionRun:
     profile_affected: bool = False
     notice_id: str | None = None
     failure: str | None = None  # the error kind of a failed run (never text)
+    deep: bool = False  # read in deep mode (the stronger model, the larger budget)
 
     def __post_init__(self) -> None:
         rules.user_id(self.user_id)
@@ -499,6 +516,7 @@ def run_to_json(run: ExtractionRun) -> dict[str, Any]:
         "profile_affected": run.profile_affected,
         "notice_id": run.notice_id,
         "failure": run.failure,
+        "deep": run.deep,
     }
 
 
@@ -520,4 +538,5 @@ def run_from_json(data: Mapping[str, Any]) -> ExtractionRun:
         profile_affected=bool(data.get("profile_affected")),
         notice_id=data.get("notice_id"),
         failure=data.get("failure"),
+        deep=bool(data.get("deep")),  # runs written before deep mode were not deep
     )

@@ -63,6 +63,18 @@ def memory_id_for(user_id: str, persona: str, key: str, generation: int = 0) -> 
     return "mem_" + uuid.uuid5(CHATMEMORY_NAMESPACE, _SEPARATOR.join(parts)).hex
 
 
+def belief_identity(category: str, text: str, observed_on: str | None = None) -> str:
+    """What makes two writes the same belief (seed 003): its category and its label, the
+    text folded by `normalise_for_identity`. An observation (something that happened)
+    folds in the day it was observed, so the same sentence on two days stays two
+    observations. A key is not part of it: a key names a slot whose value changes
+    ("home_city"), and a new value is a correction with an identity of its own."""
+    parts = ["belief", category, normalise_for_identity(text)]
+    if observed_on is not None:
+        parts.append(observed_on)
+    return _SEPARATOR.join(parts)
+
+
 def new_memory_id() -> str:
     return "mem_" + uuid.uuid4().hex
 

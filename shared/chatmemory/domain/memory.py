@@ -55,6 +55,14 @@ def _check_subject(value: str) -> str:
     raise InvalidField("subject", "must be 'u:<user id>', 'self' or 'world'")
 
 
+def _days(name: str, value: object) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise InvalidField(name, "must be a number of days")
+    if not 0 < value <= 36_500:
+        raise InvalidField(name, "must be in (0, 36500]")
+    return float(value)
+
+
 def _optional_time(name: str, value: datetime | None) -> datetime | None:
     return None if value is None else require_utc(name, value)
 
@@ -92,6 +100,12 @@ class Memory:
     source_message_id: str | None = None
     last_used_at: datetime | None = None
     recall_count: int = 0
+    # Fading (seed 003, domain/fading.py): stability in days once evidence changed it
+    # (None: its category's), the last supporting evidence (None: when it was written),
+    # and when the per-user cap set it aside (None: in use unless it faded).
+    stability_days: float | None = None
+    reinforced_at: datetime | None = None
+    archived_at: datetime | None = None
     embedding: bytes | None = None
     meta: Mapping[str, Any] = field(default_factory=dict)
 
@@ -118,7 +132,8 @@ class Memory:
         object.__setattr__(self, "status", _enum("status", Status, self.status))
         for name in ("created_at", "updated_at"):
             object.__setattr__(self, name, require_utc(name, getattr(self, name)))
-        for name in ("valid_from", "valid_to", "valid_until", "last_used_at"):
+        optional_times = ("valid_from", "valid_to", "valid_until", "last_used_at")
+        for name in (*optional_times, "reinforced_at", "archived_at"):
             object.__setattr__(self, name, _optional_time(name, getattr(self, name)))
         if self.closed_by is not None:
             rules.opaque_id("closed_by", self.closed_by)
@@ -128,6 +143,8 @@ class Memory:
         if self.source_message_id is not None:
             rules.opaque_id("source_message_id", self.source_message_id, max_len=160)
         rules.int_range("recall_count", self.recall_count, 0)
+        if self.stability_days is not None:
+            object.__setattr__(self, "stability_days", _days("stability_days", self.stability_days))
         if self.embedding is not None:
             if not isinstance(self.embedding, bytes | bytearray):
                 raise InvalidField("embedding", "must be bytes (a packed vector)")
@@ -266,6 +283,25 @@ def check_persona_row(memory: Memory, persona: str | None = None) -> None:
         raise InvalidField("user_id", "a persona's own row is kept under the persona's slug")
     if persona is not None and memory.persona != persona:
         raise InvalidField("persona", "does not match the persona named")
+
+
+def believed_at(memory: Memory, at: datetime) -> bool:
+    """Whether the store held this row as a belief at `at` (system time: when it was
+    learned, and when a correction or a close stopped it; a history row's `updated_at`
+    is that moment, since nothing changes a row once it is history)."""
+    if memory.created_at > at:
+        return False
+    return memory.status is Status.ACTIVE or memory.updated_at > at
+
+
+def as_it_stood(memory: Memory, at: datetime) -> Memory:
+    """The row as it read at `at`, when it was believed: a later correction or close is
+    not yet there. Call only for a row `believed_at(memory, at)`."""
+    if memory.status is Status.ACTIVE:
+        return memory
+    return dataclasses.replace(
+        memory, status=Status.ACTIVE, valid_to=None, closed_by=None, updated_at=at
+    )
 
 
 def versions_to_forget(memories: Sequence[Memory], memory_id: str) -> list[str]:

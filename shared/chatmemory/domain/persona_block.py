@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from typing import Final
 
-from chatmemory.domain import rules
+from chatmemory.domain import fading, rules
 from chatmemory.domain.audience import Visible
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.prompt import one_line
@@ -127,8 +127,10 @@ def score(
         _min_max([m.importance / 10 for m in memories]),
         _min_max([cosines.get(m.memory_id, 0.0) for m in memories]),
     )
+    # Retention (seed 003) weighs on the sum: a belief fading out of use yields its seat
+    # to an equally strong one that is not.
     return {
-        m.memory_id: recent + important + relevant
+        m.memory_id: (recent + important + relevant) * fading.ranking_weight(m, now)
         for m, recent, important, relevant in zip(memories, *columns, strict=True)
     }
 
@@ -397,7 +399,8 @@ def build_persona_block(
     """
     rules.persona(persona)
     rules.int_range("chars_limit", chars_limit, 1)
-    ranked = rank(_unique(visible), now=now, relevance=relevance)
+    in_use = [v for v in _unique(visible) if fading.archived(v.memory, now) is None]
+    ranked = rank(in_use, now=now, relevance=relevance)
     sections = take(
         present,
         ranked,

@@ -48,6 +48,7 @@ class RememberedLine:
     memory_id: str
     text: str
     date: str  # YYYY-MM-DD, the day it was stated (or last corrected)
+    due: str = ""  # its shelf life as a reply can say it: "2 days left", "overdue by a week"
 
     @property
     def month(self) -> str:
@@ -150,14 +151,17 @@ def render_memories(lines: tuple[RememberedLine, ...]) -> str:
     if not lines:
         return ""
     rendered = "\n".join(
-        f"{number}. {one_line(line.text)} (last mentioned {line.month})"
+        f"{number}. {one_line(line.text)} (last mentioned {line.month}"
+        + (f" · {line.due})" if line.due else ")")
         for number, line in enumerate(lines, start=1)
     )
     return (
         "<memories>\nThings the user told you before that may matter for this message. "
         "Use them only if they help; they may be out of date, so speak of them as what the "
-        'user said then ("last time you mentioned…"), and do not recite them. If the user '
-        "corrects one, save the correction with `replaces` set to its number.\n"
+        'user said then ("last time you mentioned…"), and do not recite them. Each says how '
+        'long it is still good for ("2 days left", "overdue by a week"); an overdue one may '
+        "need checking with the user. If the user corrects one, save the correction with "
+        "`replaces` set to its number.\n"
         f"{rendered}\n</memories>"
     )
 

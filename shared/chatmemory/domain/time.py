@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 from chatmemory.domain.errors import InvalidField
 
@@ -59,3 +59,13 @@ def from_storage(text: str) -> datetime:
 def epoch_seconds(value: datetime) -> int:
     """Whole seconds since the epoch: the unit DynamoDB's TTL reads."""
     return int(require_utc("timestamp", value).timestamp())
+
+
+def as_of_instant(text: str, field: str = "as_of") -> datetime:
+    """The instant an `as_of` names: a timestamp as given, a date alone the last moment
+    of that day (UTC) — "what did we believe on the 15th" includes the 15th."""
+    raw = text.strip()
+    instant = parse_instant(field, raw)
+    if "T" not in raw and " " not in raw:
+        instant += timedelta(days=1, microseconds=-1)
+    return instant

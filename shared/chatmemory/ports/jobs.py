@@ -35,8 +35,13 @@ class PipelineStarter(ABC):
     """Starts the write pipeline for one conversation's new messages."""
 
     @abstractmethod
-    def start_write(self, user_id: str, conversation_id: str, upto_seq: int) -> bool:
-        """Start it (once per slice: a repeat start is a no-op); True if it started now."""
+    def start_write(
+        self, user_id: str, conversation_id: str, upto_seq: int, *, deep: bool = False
+    ) -> bool:
+        """Start it (once per slice: a repeat start is a no-op); True if it started now.
+
+        `deep`: extract in deep mode — the stronger model, a larger budget (the user asked
+        to remember the conversation, or the daily sweep)."""
 
 
 class PurgeStarter(ABC):

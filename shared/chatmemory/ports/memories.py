@@ -122,10 +122,21 @@ class MemoryStore(ABC):
         at: datetime,
         events: Sequence[MemoryEvent] = (),
     ) -> None:
-        """Reinforce memories loaded into a prompt: `last_used_at=at`, `recall_count += 1`.
+        """Reinforce memories loaded into a prompt: `last_used_at=at`, `recall_count += 1`,
+        and, on an active row, the fading fields as `fading.reinforced(row, at)` says.
 
         Ids that are not visible are skipped silently (a delete may race a read), and so
         are the events about them.
+        """
+
+    @abstractmethod
+    def set_fading(
+        self, user_id: str, memories: Sequence[Memory], events: Sequence[MemoryEvent] = ()
+    ) -> None:
+        """Write only the fading fields (`stability_days`, `reinforced_at`, `archived_at`)
+        of these rows as given: new evidence, the cap setting one aside, a revival.
+
+        Rows that are no longer visible and active are skipped silently, with their events.
         """
 
     @abstractmethod

@@ -12,6 +12,7 @@ from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.notices import NoticeStore
 from chatmemory.ports.persona_memories import PersonaMemoryStore
 from chatmemory.ports.recall_source import RecallSource
+from chatmemory.ports.rhythm import RhythmStore
 from chatmemory.ports.rooms import RoomStore
 from chatmemory.ports.runs import RunStore
 from chatmemory.ports.threads import ThreadStore
@@ -38,4 +39,5 @@ class Stores:
     rooms: RoomStore
     persona_memories: PersonaMemoryStore
     threads: ThreadStore
+    rhythm: RhythmStore
     unit_of_work: UnitOfWork

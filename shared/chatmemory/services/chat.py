@@ -17,6 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from chatmemory.domain import rules, write_filter
+from chatmemory.domain.cadence import COLD_DELAY, asks_to_remember_conversation
 from chatmemory.domain.conversation import Conversation, NewMessage, Role
 from chatmemory.domain.errors import DomainError, InvalidField, ModelUnavailable
 from chatmemory.domain.events import Actor, MemoryEvent, Op
@@ -30,8 +31,9 @@ from chatmemory.ports.model import Model, ReplyDelta, ReplyDone, ToolCall, ToolS
 from chatmemory.ports.stores import Stores
 from chatmemory.services.context import BuiltContext, ContextRequest, ContextService
 from chatmemory.services.folding import fold_due, turns_of
-from chatmemory.services.idle import IDLE_AFTER
+from chatmemory.services.idle import IDLE_AFTER, IdleDelays
 from chatmemory.services.memories import MemoryService, NewMemory
+from chatmemory.services.rhythm import RhythmKeeper
 
 log = logging.getLogger(__name__)
 
@@ -174,14 +176,18 @@ class ChatService:
         memories: MemoryService,
         jobs: Jobs,
         idle_after: timedelta = IDLE_AFTER,
+        idle_cold_after: timedelta = COLD_DELAY,
+        rhythm: RhythmKeeper | None = None,
     ) -> None:
+        self._rhythm = rhythm
         self._stores = stores
         self._clock = clock
         self._context = context
         self._model = model
         self._memories = memories
         self._jobs = jobs
-        self._idle_after = idle_after
+        # cold or warm, judged as the idle check judges it (services/idle.py)
+        self._idle = IdleDelays(stores, warm=idle_after, cold=idle_cold_after)
 
     def turn(self, request: ChatRequest) -> Iterator[ReplyDelta | ChatResult]:
         """Stream the reply's pieces, then one ChatResult once the turn is stored."""
@@ -265,7 +271,19 @@ class ChatService:
             self._stores.memories.record_use(
                 request.user_id, used, now, [self._use_event(request.user_id, m, now) for m in used]
             )
-        self._background(request.user_id, conversation_id, now, arm_idle=built.memory_on)
+        self._background(
+            request.user_id,
+            conversation_id,
+            now,
+            arm_idle=built.memory_on,
+            persona=conversation.persona if conversation is not None else built.persona,
+            message=request.message,
+        )
+        if self._rhythm is not None and built.memory_on:  # when they chat (seed 003)
+            try:
+                self._rhythm.sample(request.user_id, built.persona, now, temporary=built.temporary)
+            except Exception as exc:  # the turn is stored: a rhythm never fails it
+                log.warning("rhythm not sampled", extra={"error_type": type(exc).__name__})
         return ChatResult(
             conversation_id=conversation_id,
             message_id=reply_message.message_id,
@@ -301,16 +319,32 @@ class ChatService:
         return saved
 
     def _background(
-        self, user_id: str, conversation_id: str, now: datetime, *, arm_idle: bool
+        self,
+        user_id: str,
+        conversation_id: str,
+        now: datetime,
+        *,
+        arm_idle: bool,
+        persona: str,
+        message: str,
     ) -> None:
         """Queue the turn's background work. The turn is stored; a queue that fails only
         delays that work (the daily sweep catches it up) and never fails the turn."""
         try:
             self._maybe_fold(user_id, conversation_id)
             if arm_idle:  # every user message re-arms the conversation's idle timer
-                self._jobs.idle_later(user_id, conversation_id, now + self._idle_after)
+                self._jobs.idle_later(
+                    user_id, conversation_id, self._idle_due(user_id, persona, now, message)
+                )
         except Exception as exc:
             log.warning("background work not queued", extra={"error_type": type(exc).__name__})
+
+    def _idle_due(self, user_id: str, persona: str, said: datetime, message: str) -> datetime:
+        """When the idle timer fires: at once for "remember this conversation" (its check
+        then reads it in deep mode), else once quiet for the cold or the warm delay."""
+        if asks_to_remember_conversation(message):
+            return said
+        return said + self._idle.for_timer(user_id, persona, said)
 
     def _maybe_fold(self, user_id: str, conversation_id: str) -> None:
         conversation = self._stores.conversations.get_conversation(user_id, conversation_id)

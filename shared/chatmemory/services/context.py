@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from importlib import resources
 
-from chatmemory.domain import rules
+from chatmemory.domain import fading, rules
 from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.errors import ConversationNotFound, InvalidField
 from chatmemory.domain.ids import is_conversation_id
@@ -66,6 +66,9 @@ class ContextRequest:
     conversation_id: str | None = None
     temporary: bool = False
     persona: str | None = None
+    # Build from what was believed then (seed 003's as_of): the memories held at that
+    # instant, read as they stood; no profile and no threads (both are today's).
+    as_of: datetime | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,10 +119,22 @@ class ContextService:
         recalled: list[Recalled] = []
         threads: list[ThreadView] = []
         degraded = False
-        if memory_on:
+        now = self._clock.now()
+        if request.as_of is not None and request.as_of > now:
+            raise InvalidField("as_of", "must not be in the future")
+        seen_at = request.as_of or now  # the instant the memories are read at
+        if memory_on and request.as_of is not None:
+            note = settings.note
+            recalled, degraded = recall_safely(
+                self._retriever,
+                request.user_id,
+                request.message,
+                persona=persona,
+                as_of=request.as_of,
+            )
+        elif memory_on:
             profile_text = self._profile(request.user_id, persona, pending)
             note = settings.note
-            now = self._clock.now()
             threads = self._threads(request.user_id, persona, messages, now)
             kickoff = self._kickoff(request.user_id, persona, conversation, threads, now)
             recalled, degraded = recall_safely(
@@ -150,6 +165,7 @@ class ContextService:
                     memory_id=item.memory.memory_id,
                     text=one_line(item.memory.text),
                     date=item.memory.created_at.date().isoformat(),
+                    due=fading.describe_due(fading.due_in(item.memory, seen_at)),
                 )
                 for item in recalled
             ),

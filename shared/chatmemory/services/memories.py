@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from chatmemory.domain import rules, write_filter
+from chatmemory.domain import fading, rules, write_filter
 from chatmemory.domain.errors import (
     ConcurrentChange,
     InvalidField,
@@ -17,13 +17,14 @@ from chatmemory.domain.errors import (
 )
 from chatmemory.domain.events import Actor, MemoryEvent, Op
 from chatmemory.domain.ids import (
+    belief_identity,
     memory_id_for,
     new_event_id,
     new_memory_id,
     normalise_for_identity,
     parse_message_id,
 )
-from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
+from chatmemory.domain.memory import Kind, Memory, StatedBy, Status, as_it_stood, believed_at
 from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.clock import Clock
@@ -92,16 +93,65 @@ class MemoryService:
         user_id: str,
         *,
         status: Status | None = Status.ACTIVE,
+        archived: bool = False,
         persona: str | None = None,
         kind: Kind | None = None,
+        as_of: datetime | None = None,
         limit: int = 50,
         cursor: str | None = None,
     ) -> Page[Memory]:
+        """A page of the user's memories, newest first.
+
+        `status=ACTIVE` lists the beliefs in use (`archived=True`: the active ones out of
+        use, faded or set aside by the cap). `as_of` lists instead what was believed at
+        that instant, each row as it stood then (a deleted row is gone from every past).
+        A filtered page is filled from as many store pages as it takes.
+        """
         rules.int_range("limit", limit, 1, MAX_PAGE)
         if persona is not None:
             rules.persona(persona)
+        now = self._clock.now()
+        if as_of is not None:
+            if as_of > now:
+                raise InvalidField("as_of", "must not be in the future")
+            query = MemoryQuery(status=None, persona=persona, kind=kind)
+
+            def then(memory: Memory) -> Memory | None:
+                return as_it_stood(memory, as_of) if believed_at(memory, as_of) else None
+
+            return self._filtered_page(user_id, query, then, limit, cursor)
         query = MemoryQuery(status=status, persona=persona, kind=kind)
-        return self._stores.memories.list_memories(user_id, query, limit=limit, cursor=cursor)
+        if status is not Status.ACTIVE:
+            return self._stores.memories.list_memories(user_id, query, limit=limit, cursor=cursor)
+
+        def in_use_or_archived(memory: Memory) -> Memory | None:
+            out_of_use = fading.archived(memory, now) is not None
+            return memory if out_of_use == archived else None
+
+        return self._filtered_page(user_id, query, in_use_or_archived, limit, cursor)
+
+    def _filtered_page(
+        self,
+        user_id: str,
+        query: MemoryQuery,
+        keep: Callable[[Memory], Memory | None],
+        limit: int,
+        cursor: str | None,
+    ) -> Page[Memory]:
+        """Up to `limit` rows `keep` maps to a row, and the store's cursor after them.
+
+        Each store page asks only for as many rows as are still missing, so a page never
+        reads past the cursor it returns.
+        """
+        kept: list[Memory] = []
+        while True:
+            page = self._stores.memories.list_memories(
+                user_id, query, limit=limit - len(kept), cursor=cursor
+            )
+            kept += [row for row in map(keep, page.items) if row is not None]
+            cursor = page.next_cursor
+            if cursor is None or len(kept) >= limit:
+                return Page(items=kept, next_cursor=cursor)
 
     def get(self, user_id: str, memory_id: str) -> Memory:
         memory = self._stores.memories.get_memory(user_id, memory_id)
@@ -137,22 +187,67 @@ class MemoryService:
         now = self._clock.now()
         if new.valid_until is not None and new.valid_until <= now:
             raise InvalidField("valid_until", "must be in the future")
-        identity = f"stated:{normalise_for_identity(new.text)}"
-        for generation in range(_MAX_ID_GENERATIONS):
-            memory_id = memory_id_for(user_id, new.persona, identity, generation)
-            if self._stores.tombstones.get_tombstone(user_id, memory_id) is not None:
-                continue  # an id is never reused after a delete
-            existing = self._stores.memories.get_memory(user_id, memory_id)
-            if existing is not None and existing.status is Status.ACTIVE:
-                return Created(existing, created=False)
+        identity = belief_identity(new.category, new.text)
+        for _ in range(_MAX_ID_GENERATIONS):
+            memory_id, existing = self.identity(user_id, new.persona, identity)
+            if existing is not None:
+                # The same belief stated again: new evidence, which keeps it (and revives
+                # it if it had been archived).
+                return Created(self.reinforce(existing), created=False)
             memory = self._prepared(self._build(user_id, memory_id, new, now))
             if self._stores.memories.add_memory(memory, [self._event(memory, Op.ADD, actor, now)]):
                 self._publish(memory)
+                self._guard_cap(user_id)
                 return Created(memory, created=True)
         memory = self._prepared(self._build(user_id, new_memory_id(), new, now))
         self._stores.memories.add_memory(memory, [self._event(memory, Op.ADD, actor, now)])
         self._publish(memory)
+        self._guard_cap(user_id)
         return Created(memory, created=True)
+
+    def identity(self, user_id: str, persona: str, identity: str) -> tuple[str, Memory | None]:
+        """The id this belief lands on (uuid5, seed 003), and the active row already there.
+
+        An id that was deleted or became history is never reused: the identity moves on a
+        generation, so the same words said after a correction or a delete are a new row.
+        """
+        for generation in range(_MAX_ID_GENERATIONS):
+            memory_id = memory_id_for(user_id, persona, identity, generation)
+            if self._stores.tombstones.get_tombstone(user_id, memory_id) is not None:
+                continue
+            existing = self._stores.memories.get_memory(user_id, memory_id)
+            if existing is None:
+                return memory_id, None
+            if existing.status is Status.ACTIVE:
+                return memory_id, existing
+        return new_memory_id(), None
+
+    def reinforce(self, memory: Memory) -> Memory:
+        """New supporting evidence for an active belief: it lasts longer (the spacing
+        effect) and an archived one is back in use."""
+        reinforced = fading.reinforced(memory, self._clock.now())
+        self._stores.memories.set_fading(memory.user_id, [reinforced])
+        return reinforced
+
+    def _guard_cap(self, user_id: str) -> None:
+        """After a write: the lean count first (no text, no vectors), the full read only
+        once a user is past the cap."""
+        if len(self._stores.recall.memory_digests(user_id)) > fading.ACTIVE_CAP:
+            self.archive_over_cap(user_id)
+
+    def archive_over_cap(self, user_id: str) -> list[str]:
+        """The pollution guard (seed 002): at most `fading.ACTIVE_CAP` beliefs in use per
+        user; past it the weakest (retention x importance) are archived — kept, listed,
+        revivable — never dropped. Returns the ids set aside."""
+        now = self._clock.now()
+        rows = list(self._stores.memories.iter_memories(user_id, MemoryQuery()))
+        surplus = fading.over_cap(rows, now, cap=fading.ACTIVE_CAP)
+        if surplus:
+            self._stores.memories.set_fading(
+                user_id, [fading.set_aside(memory, now) for memory in surplus]
+            )
+            log.info("memories archived at the cap", extra={"archived": len(surplus)})
+        return [memory.memory_id for memory in surplus]
 
     def remember_from_chat(
         self,
@@ -192,6 +287,7 @@ class MemoryService:
         if not self._stores.memories.add_memory(prepared, [event]):
             return False
         self._publish(prepared)
+        self._guard_cap(memory.user_id)
         return True
 
     def supersede(self, target: Memory, replacement: Memory, *, actor: Actor) -> Memory:
@@ -227,8 +323,12 @@ class MemoryService:
         seen = meta.get("seen", 1)
         meta["seen"] = (seen if isinstance(seen, int) else 1) + 1
         merged = tuple(dict.fromkeys((*memory.evidence, *evidence)))[-20:]
+        now = self._clock.now()
         updated = dataclasses.replace(
-            memory, meta=meta, evidence=merged, updated_at=max(memory.updated_at, self._clock.now())
+            fading.reinforced(memory, now) if memory.status is Status.ACTIVE else memory,
+            meta=meta,
+            evidence=merged,
+            updated_at=max(memory.updated_at, now),
         )
         self._stores.memories.put_memory(updated)
         return updated
@@ -383,6 +483,7 @@ class MemoryService:
         self._stores.persona_memories.drop_witness(user_id)
         self._stores.memories.drop_witness(user_id)
         self._stores.rooms.forget_speaker(user_id)
+        self._stores.rhythm.delete_rhythm(user_id)  # when they chat is a memory too
         batch: list[Tombstone] = []
         events: list[MemoryEvent] = []
         for memory in everything:
@@ -508,3 +609,64 @@ class MemoryService:
             at=at,
             related_id=related,
         )
+
+    # ---- rhythms (seed 003): believed from when the user chats, never from what they say ----
+
+    def remember_rhythm(self, user_id: str, new: NewMemory) -> Memory:
+        """Write a rhythm the keeper promoted, as an inferred belief (actor: system) on an
+        id drawn from its key, so writing it again returns the row already there. An id
+        deleted once is never reused. MemoryDisabled when memory is off for the persona."""
+        self._require_enabled(user_id, new.persona)
+        write_filter.check("text", new.text)
+        now = self._clock.now()
+        identity = f"rhythm:{new.key}"
+        for generation in range(_MAX_ID_GENERATIONS):
+            memory_id = memory_id_for(user_id, new.persona, identity, generation)
+            if self._stores.tombstones.get_tombstone(user_id, memory_id) is not None:
+                continue
+            existing = self._stores.memories.get_memory(user_id, memory_id)
+            if existing is not None and existing.status is Status.ACTIVE:
+                return existing
+            memory = self._inferred_rhythm(user_id, memory_id, new, now)
+            added = self._event(memory, Op.ADD, Actor.SYSTEM, now)
+            if self._stores.memories.add_memory(memory, [added]):
+                self._publish(memory)
+                return memory
+        memory = self._inferred_rhythm(user_id, new_memory_id(), new, now)
+        self._stores.memories.add_memory(memory, [self._event(memory, Op.ADD, Actor.SYSTEM, now)])
+        self._publish(memory)
+        return memory
+
+    def reconfirm_rhythm(
+        self, user_id: str, memory_id: str, valid_until: datetime
+    ) -> Memory | None:
+        """Keep a rhythm believed until `valid_until` (never sooner than it already was),
+        reinforced as new evidence; the same row, its id kept. None when the row is no
+        longer a visible active belief (deleted, expired). MemoryDisabled when memory is
+        off for its persona."""
+        current = self._stores.memories.get_memory(user_id, memory_id)
+        if current is None or current.status is not Status.ACTIVE:
+            return None
+        self._require_enabled(user_id, current.persona)
+        now = self._clock.now()
+        if current.valid_until is not None:
+            valid_until = max(valid_until, current.valid_until)
+        kept = dataclasses.replace(
+            fading.reinforced(current, now),
+            valid_until=valid_until,
+            updated_at=max(now, current.updated_at),
+        )
+        try:
+            self._stores.memories.put_memory(kept)
+        except MemoryNotFound:
+            return None  # deleted a moment ago: a deleted row is never written again
+        self._publish(kept)  # the index filters on `valid_until` too
+        return kept
+
+    def _inferred_rhythm(
+        self, user_id: str, memory_id: str, new: NewMemory, now: datetime
+    ) -> Memory:
+        built = dataclasses.replace(
+            self._build(user_id, memory_id, new, now), stated_by=StatedBy.INFERRED
+        )
+        return self._prepared(built)

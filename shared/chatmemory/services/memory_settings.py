@@ -1,5 +1,5 @@
-"""The user's switches: memory on or off, the note every persona reads, and the personas
-muted ("this persona forgets me")."""
+"""The user's switches: memory on or off, the note every persona reads, the personas
+muted ("this persona forgets me"), and the time zone their days and hours fall in."""
 
 from __future__ import annotations
 
@@ -26,11 +26,13 @@ class SettingsService:
         enabled: bool | None = None,
         note: str | None = None,
         muted_personas: frozenset[str] | None = None,
+        timezone: str | None = None,
     ) -> MemorySettings:
         """Change only what was sent. `enabled=False` and a mute take effect on the very
-        next request, for every persona and room (seed 000 §5); rows stay until deleted."""
+        next request, for every persona and room (seed 000 §5); rows stay until deleted.
+        The time zone (an IANA name) decides the local hours a rhythm is sampled in."""
         current = self._stores.user_state.get_settings(user_id)
-        if enabled is None and note is None and muted_personas is None:
+        if enabled is None and note is None and muted_personas is None and timezone is None:
             return current
         if note is not None:
             write_filter.check("note", note)  # the note goes into every prompt
@@ -39,6 +41,7 @@ class SettingsService:
             enabled=current.enabled if enabled is None else enabled,
             note=current.note if note is None else note,
             muted_personas=current.muted_personas if muted_personas is None else muted_personas,
+            timezone=current.timezone if timezone is None else timezone,
             updated_at=self._clock.now(),
         )
         self._stores.user_state.put_settings(changed)

@@ -27,6 +27,10 @@ from chatmemory.domain.errors import (
 )
 from chatmemory.domain.events import Actor
 from chatmemory.domain.extraction import (
+    DAILY_CAP,
+    DEEP_DAILY_CAP,
+    DEEP_MAX_CANDIDATES,
+    MAX_CANDIDATES,
     Candidate,
     ExtractionInput,
     ExtractionResult,
@@ -40,6 +44,7 @@ from chatmemory.domain.extraction import (
 )
 from chatmemory.domain.ids import (
     CHATMEMORY_NAMESPACE,
+    belief_identity,
     memory_id_for,
     normalise_for_identity,
     parse_message_id,
@@ -183,9 +188,15 @@ class WritePipeline:
 
     # ---- extract ------------------------------------------------------------------------
 
-    def extract(self, user_id: str, conversation_id: str, upto_seq: int) -> Extracted:
+    def extract(
+        self, user_id: str, conversation_id: str, upto_seq: int, deep: bool = False
+    ) -> Extracted:
         """Read the conversation's new messages up to `upto_seq` and keep the candidates
-        that pass the write filter on a run."""
+        that pass the write filter on a run.
+
+        `deep`: the same read in deep mode — the model's stronger tier and larger budget,
+        up to DEEP_MAX_CANDIDATES kept and DEEP_DAILY_CAP new memories that day; the run
+        records it. A slice already read keeps the run it has, deep or not."""
         run_id = run_id_for(user_id, conversation_id, upto_seq)
         existing = self._stores.runs.get_extraction_run(user_id, run_id)
         if existing is not None:
@@ -225,6 +236,7 @@ class WritePipeline:
                         known=self._known(user_id, persona, transcript),
                         today=self._clock.now().date(),
                         threads=threads,
+                        deep=deep,
                     )
                 )
             except ModelRefused:
@@ -232,7 +244,11 @@ class WritePipeline:
                 proposed, dropped["refused"] = ExtractionResult(), 1
             proposed = with_thread_ids(proposed, threads)
             filtered = filter_candidates(
-                proposed.candidates, transcript, created_today=self._created_today(user_id)
+                proposed.candidates,
+                transcript,
+                created_today=self._created_today(user_id),
+                daily_cap=DEEP_DAILY_CAP if deep else DAILY_CAP,
+                max_candidates=DEEP_MAX_CANDIDATES if deep else MAX_CANDIDATES,
             )
             kept = filtered.kept
             reports = trusted_reports(
@@ -253,6 +269,7 @@ class WritePipeline:
             candidates=kept,
             reports=reports,
             dropped=dropped,
+            deep=deep,
         )
         if not self._stores.runs.put_extraction_run(run, only_if_new=True):
             # Another try of this step got there first: its candidates are the run's.
@@ -347,7 +364,10 @@ class WritePipeline:
                 dropped[reason.value] = dropped.get(reason.value, 0) + 1
             elif candidate.kind is Kind.THREAD:
                 # A thread is routed in code: its beats update it, never a second one.
-                row = self._new_memory(run, index, candidate, supersedes=None)
+                # A beat is a step of a story, not a belief: its id is this run's.
+                identity = f"extract:{run.run_id}:{index}:{normalise_for_identity(candidate.text)}"
+                beat_id = memory_id_for(run.user_id, run.persona, identity)
+                row = self._new_memory(run, beat_id, candidate, supersedes=None)
                 beats.append(Beat(candidate, row))
             else:
                 live.append((index, said_at))
@@ -377,12 +397,10 @@ class WritePipeline:
         changed: list[Memory] = []
         conclusions: list[Conclusion] = []
         slice_ = self._slice(run)
-        for (index, said_at), case, resolved in zip(
-            live, cases, latest_per_key(routed), strict=True
-        ):
+        for (_, said_at), case, resolved in zip(live, cases, latest_per_key(routed), strict=True):
             if resolved.note:
                 log.info("routing decision changed", extra={"note": resolved.note})
-            outcome = self._apply(run, index, case, resolved)
+            outcome = self._apply(run, case, resolved)
             if outcome is not None:
                 written.append(outcome.memory_id)
                 changed.append(outcome)
@@ -473,20 +491,13 @@ class WritePipeline:
         newest_first = sorted(believed, key=lambda m: m.created_at, reverse=True)
         return numbered(newest_first[: NEIGHBOURS + 3])
 
-    def _apply(
-        self, run: ExtractionRun, index: int, case: RoutingCase, resolved: Resolved
-    ) -> Memory | None:
+    def _apply(self, run: ExtractionRun, case: RoutingCase, resolved: Resolved) -> Memory | None:
         candidate = case.candidate
         try:
             if resolved.action is Action.ADD:
-                memory = self._new_memory(run, index, candidate, supersedes=None)
-                self._memories.add_extracted(memory)
-                return memory
+                return self._add(run, candidate)
             if resolved.action is Action.UPDATE and resolved.target is not None:
-                memory = self._new_memory(
-                    run, index, candidate, supersedes=resolved.target.memory_id
-                )
-                return self._memories.supersede(resolved.target, memory, actor=Actor.EXTRACTOR)
+                return self._update(run, candidate, resolved.target)
             if resolved.action is Action.CLOSE and resolved.target is not None:
                 return self._memories.close(resolved.target, actor=Actor.EXTRACTOR)
             same = next(
@@ -494,22 +505,54 @@ class WritePipeline:
             )
             if same is not None and candidate.evidence[0] not in same.evidence:
                 self._memories.seen_again(same, candidate.evidence)
-        except (ConcurrentChange, MemoryNotFound):
-            # Already applied by an earlier try of this step, or the memory moved on.
-            return None
-        except MemoryDisabled:
+        except (ConcurrentChange, MemoryNotFound, MemoryDisabled):
+            # Already applied by an earlier try of this step, the memory moved on, or
+            # memory was switched off meanwhile.
             return None
         return None
 
+    def _update(self, run: ExtractionRun, candidate: Candidate, target: Memory) -> Memory | None:
+        memory_id, existing = self._landing(run, candidate)
+        if existing is not None:  # this step's earlier try, or the new words already held
+            return existing if existing.supersedes == target.memory_id else None
+        memory = self._new_memory(run, memory_id, candidate, supersedes=target.memory_id)
+        return self._memories.supersede(target, memory, actor=Actor.EXTRACTOR)
+
+    def _add(self, run: ExtractionRun, candidate: Candidate) -> Memory | None:
+        memory_id, existing = self._landing(run, candidate)
+        if existing is None:
+            memory = self._new_memory(run, memory_id, candidate, supersedes=None)
+            self._memories.add_extracted(memory)
+            return memory
+        # The same belief is already held under its identity: a re-run of this step finds
+        # its own write; anything else is the belief said again.
+        if existing.source_message_id == candidate.evidence[0]:
+            return existing
+        self._memories.seen_again(existing, candidate.evidence)
+        return None
+
+    def _landing(self, run: ExtractionRun, candidate: Candidate) -> tuple[str, Memory | None]:
+        """The id a candidate's belief lands on (seed 003: the same belief written twice is
+        one record, whichever run or path writes it), and the active row already there.
+        An event is an observation: the day it happened is part of what it is."""
+        observed = candidate.valid_from or (
+            self._clock.now() if candidate.kind is Kind.EVENT else None
+        )
+        identity = belief_identity(
+            candidate.category,
+            candidate.text,
+            observed.date().isoformat() if candidate.kind is Kind.EVENT and observed else None,
+        )
+        return self._memories.identity(run.user_id, run.persona, identity)
+
     def _new_memory(
-        self, run: ExtractionRun, index: int, candidate: Candidate, *, supersedes: str | None
+        self, run: ExtractionRun, memory_id: str, candidate: Candidate, *, supersedes: str | None
     ) -> Memory:
         now = self._clock.now()
-        identity = f"extract:{run.run_id}:{index}:{normalise_for_identity(candidate.text)}"
         meta: dict[str, Any] = {"uses": list(candidate.uses)} if candidate.uses else {}
         return Memory(
             user_id=run.user_id,
-            memory_id=memory_id_for(run.user_id, run.persona, identity),
+            memory_id=memory_id,
             text=candidate.text,
             created_at=now,
             updated_at=now,
@@ -597,8 +640,10 @@ class InProcessPipeline(PipelineStarter):
     def __init__(self, pipeline: WritePipeline) -> None:
         self._pipeline = pipeline
 
-    def start_write(self, user_id: str, conversation_id: str, upto_seq: int) -> bool:
-        extracted = self._pipeline.extract(user_id, conversation_id, upto_seq)
+    def start_write(
+        self, user_id: str, conversation_id: str, upto_seq: int, *, deep: bool = False
+    ) -> bool:
+        extracted = self._pipeline.extract(user_id, conversation_id, upto_seq, deep)
         run_id = extracted.run_id
         try:
             if extracted.candidates or extracted.reports:

@@ -11,12 +11,12 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import numpy as np
 
-from chatmemory.domain import vectors
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain import fading, vectors
+from chatmemory.domain.memory import Memory, Status, as_it_stood, believed_at
 from chatmemory.domain.ranking import TURN_LIMIT, Scored, select_for_turn
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder, Vectors
@@ -82,15 +82,51 @@ class Retriever:
         for start in range(0, len(qualified), batch):
             chunk = qualified[start : start + batch]
             rows = self._stores.memories.get_memories(user_id, [c.memory_id for c in chunk])
+            # In use only: an archived belief (faded, unused for a year, set aside by the
+            # cap) is kept and listed, never recalled.
             visible = {
-                m.memory_id: m for m in rows if m.status is Status.ACTIVE and not m.is_expired(now)
+                m.memory_id: m
+                for m in rows
+                if m.status is Status.ACTIVE and not m.is_expired(now) and fading.in_use(m, now)
             }
             recalled += [
                 Recalled(visible[c.memory_id], c.score) for c in chunk if c.memory_id in visible
             ]
             if len(recalled) >= self._limit:
                 break
-        return recalled[: self._limit]
+        # Retention weighs into the order: of two near matches, the fresher belief first.
+        weighed = fading.weighted([(item.memory, item.score) for item in recalled], now)
+        return [Recalled(memory, score) for memory, score in weighed[: self._limit]]
+
+    def recall_as_of(
+        self, user_id: str, message: str, at: datetime, *, persona: str | None = None
+    ) -> list[Recalled]:
+        """What per-turn recall would have found among the beliefs held at `at`.
+
+        The index holds today's beliefs only, so the past is scored in-process from the
+        rows' own vectors (every version the store keeps; a deleted one is gone from every
+        past). Nothing is reinforced: reading the past is not a use.
+        """
+        query = self._embedder.embed([message])[0]
+        if not self._relevance.needs_memory(message, query):
+            return []
+        then: dict[str, Memory] = {}
+        everything = MemoryQuery(status=None, persona=persona)
+        for memory in self._stores.memories.iter_memories(user_id, everything):
+            if not believed_at(memory, at) or memory.embedding is None:
+                continue
+            stood = as_it_stood(memory, at)
+            if not stood.is_expired(at) and fading.in_use(stood, at):
+                then[memory.memory_id] = stood
+        candidates = [candidate_from_row(memory, query) for memory in then.values()]
+        scored = self._relevance.score(message, query, candidates)
+        qualified = select_for_turn(
+            [Scored(memory_id, score) for memory_id, score in scored.items()],
+            threshold=self._relevance.threshold,
+            limit=len(scored),
+        )
+        weighed = fading.weighted([(then[c.memory_id], c.score) for c in qualified], at)
+        return [Recalled(memory, score) for memory, score in weighed[: self._limit]]
 
     def candidates(
         self, user_id: str, message: str, *, persona: str | None = None
@@ -169,26 +205,51 @@ def _candidate(hit: VectorHit, importance: int, borrowed_uses: bool) -> Candidat
 def candidate_from_row(memory: Memory, query: Vectors) -> Candidate:
     """Score a memory's own vectors against the query (rows are stored normalised-ish)."""
     assert memory.embedding is not None
-    rows = vectors.unpack_rows(memory.embedding)
+    candidate = candidate_from_vectors(
+        memory.memory_id,
+        memory.embedding,
+        query,
+        importance=memory.importance,
+        borrowed_uses=memory.meta.get("uses_from") == USES_FROM_CATEGORY,
+    )
+    assert candidate is not None, "a row's vectors come from the embedder that reads them"
+    return candidate
+
+
+def candidate_from_vectors(
+    memory_id: str, packed: bytes, query: Vectors, *, importance: int, borrowed_uses: bool
+) -> Candidate | None:
+    """Packed vectors against the query: what the memory says (row 0), its best use.
+    None when they were written by another embedder (they wait for their re-index)."""
+    rows = vectors.unpack_rows(packed)
+    if rows.shape[1] != query.shape[-1]:
+        return None
     norms = np.linalg.norm(rows, axis=1)
     cosines = (rows @ query.reshape(-1)) / np.where(norms > 0, norms, 1.0)
     return Candidate(
-        memory_id=memory.memory_id,
+        memory_id=memory_id,
         said=float(cosines[0]),
         useful=float(np.max(cosines[1:])) if len(cosines) > 1 else None,
-        importance=memory.importance,
-        borrowed_uses=memory.meta.get("uses_from") == USES_FROM_CATEGORY,
+        importance=importance,
+        borrowed_uses=borrowed_uses,
     )
 
 
 def recall_safely(
-    retriever: Retriever, user_id: str, message: str, *, persona: str | None
+    retriever: Retriever,
+    user_id: str,
+    message: str,
+    *,
+    persona: str | None,
+    as_of: datetime | None = None,
 ) -> tuple[list[Recalled], bool]:
     """Recall, or nothing if any memory component fails: a turn never breaks on memory.
 
     Returns (memories, degraded).
     """
     try:
+        if as_of is not None:
+            return retriever.recall_as_of(user_id, message, as_of, persona=persona), False
         return retriever.recall(user_id, message, persona=persona), False
     except Exception as exc:
         log.warning(

@@ -27,14 +27,20 @@ class TaskPayload(BaseModel):
 
 
 class ExtractTask(TaskPayload):
-    """Extract: the execution's input, the conversation's slice up to `upto_seq`."""
+    """Extract: the execution's input, the conversation's slice up to `upto_seq`, and
+    whether to read it in deep mode (absent in a normal run's input)."""
 
     user_id: str = Field(min_length=1)
     conversation_id: str = Field(min_length=1)
     upto_seq: int = Field(ge=0)
+    deep: bool = False
 
     def log_keys(self) -> dict[str, object]:
-        return {"conversation_id": self.conversation_id, "upto_seq": self.upto_seq}
+        return {
+            "conversation_id": self.conversation_id,
+            "upto_seq": self.upto_seq,
+            "deep": self.deep,
+        }
 
 
 class RunTask(TaskPayload):

@@ -8,7 +8,7 @@ from datetime import timedelta
 import pytest
 
 from chatmemory.adapters.clock import ManualClock
-from chatmemory.domain import vectors
+from chatmemory.domain import fading, vectors
 from chatmemory.domain.errors import (
     ConcurrentChange,
     InvalidField,
@@ -55,6 +55,9 @@ def test_a_memory_reads_back_with_every_field(stores: Stores, clock: ManualClock
         source_message_id="msg_" + "a" * 32 + "_3",
         last_used_at=now - timedelta(days=1),
         recall_count=4,
+        stability_days=412.5,
+        reinforced_at=now - timedelta(days=2),
+        archived_at=now - timedelta(hours=3),
         embedding=vectors.pack([0.1, -0.2, 0.3, 0.0]),
         meta={"cadence": "slow", "asked": None, "deflects": 0, "tags": ["a", "ü"]},
     )
@@ -430,6 +433,51 @@ def test_record_use_reinforces_visible_memories_only(stores: Stores, clock: Manu
     reloaded = stores.memories.get_memory(ALICE, used.memory_id)
     assert reloaded is not None
     assert reloaded.recall_count == 2 and reloaded.last_used_at == later
+
+
+def test_record_use_is_new_evidence_that_lengthens_the_shelf_life(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a mood (three days of stability) half-forgotten, and set aside by the cap
+    mood = builders.memory(
+        ALICE, "Feels anxious about the move.", clock.now(), category="mood", kind=Kind.FACT
+    )
+    stores.memories.add_memory(mood)
+    stores.memories.set_fading(ALICE, [fading.set_aside(mood, clock.now())])
+    later = clock.advance(timedelta(days=2))
+    # When it is used in a reply
+    stores.memories.record_use(ALICE, [mood.memory_id], later)
+    # Then it counts from now, lasts longer (the spacing effect), and is back in use
+    reloaded = stores.memories.get_memory(ALICE, mood.memory_id)
+    assert reloaded is not None
+    assert reloaded.reinforced_at == later and reloaded.archived_at is None
+    assert reloaded.stability_days is not None and reloaded.stability_days > 3.0
+    assert fading.retention(reloaded, later) == 1.0
+
+
+def test_set_fading_writes_only_the_fading_fields_of_active_rows(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given an active row and a row that became history
+    kept = builders.memory(ALICE, "Lives in Pune.", clock.now(), category="location")
+    old = builders.memory(ALICE, "Lived in Delhi.", clock.now())
+    stores.memories.add_memory(kept)
+    stores.memories.add_memory(old)
+    stores.memories.close_memory(ALICE, old.memory_id, clock.now())
+    later = clock.advance(timedelta(days=1))
+    # When both are set aside, with a different text that must not be written
+    changed = [
+        fading.set_aside(kept.with_changes(text="Lives in Goa."), later),
+        fading.set_aside(old, later),
+    ]
+    stores.memories.set_fading(ALICE, changed)
+    # Then only the active row changed, and only in its fading fields
+    reloaded = stores.memories.get_memory(ALICE, kept.memory_id)
+    assert reloaded is not None
+    assert reloaded.archived_at == later and reloaded.text == "Lives in Pune."
+    assert reloaded == kept.with_changes(archived_at=later)
+    history = stores.memories.get_memory(ALICE, old.memory_id)
+    assert history is not None and history.archived_at is None
 
 
 # ---- shelf life (TTL) -------------------------------------------------------------------

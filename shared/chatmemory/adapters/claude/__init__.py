@@ -16,8 +16,10 @@ from __future__ import annotations
 from chatmemory.adapters.claude.clients import (
     CONNECT_TIMEOUT_SECONDS,
     DEFAULT_BEDROCK_CHAT_MODEL,
+    DEFAULT_BEDROCK_DEEP_MODEL,
     DEFAULT_BEDROCK_FAST_MODEL,
     DEFAULT_CHAT_MODEL,
+    DEFAULT_DEEP_MODEL,
     DEFAULT_FAST_MODEL,
     ClaudeClient,
     anthropic_client,
@@ -30,8 +32,10 @@ from chatmemory.adapters.claude.requests import structured_call_for
 __all__ = [
     "CONNECT_TIMEOUT_SECONDS",
     "DEFAULT_BEDROCK_CHAT_MODEL",
+    "DEFAULT_BEDROCK_DEEP_MODEL",
     "DEFAULT_BEDROCK_FAST_MODEL",
     "DEFAULT_CHAT_MODEL",
+    "DEFAULT_DEEP_MODEL",
     "DEFAULT_FAST_MODEL",
     "ClaudeClient",
     "ClaudeModel",

@@ -16,7 +16,11 @@ from typing import Any
 from anthropic.types import ToolParam
 
 from chatmemory.domain import rules
-from chatmemory.domain.extraction import MAX_CANDIDATES, SENSITIVE_CATEGORIES
+from chatmemory.domain.extraction import (
+    DEEP_MAX_CANDIDATES,
+    MAX_CANDIDATES,
+    SENSITIVE_CATEGORIES,
+)
 from chatmemory.domain.memory import Kind, StatedBy
 from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
 from chatmemory.domain.routing import Action
@@ -28,6 +32,8 @@ RECORD_ROOM_MEMORIES = "record_room_memories"
 ROUTE_MEMORIES = "route_memories"
 #: room for up to 12 memories with their uses (and for thinking, where it cannot be off)
 EXTRACT_MAX_TOKENS = 8192
+#: a deep read: twice the memories, on a model that thinks before it answers
+DEEP_EXTRACT_MAX_TOKENS = 2 * EXTRACT_MAX_TOKENS
 #: a room's spell holds several people's worth (the room filter reads as many)
 ROUTE_MAX_TOKENS = 4096
 #: what the extractor may propose: every kind a person's words can make, a `thread` (an
@@ -144,63 +150,73 @@ _THREADS_RAISED: dict[str, Any] = {
     },
 }
 
-RECORD_MEMORIES_TOOL: ToolParam = {
-    "name": RECORD_MEMORIES,
-    "description": (
-        "Record what this stretch of conversation taught you about the user: only new, "
-        "durable memories, from the user's own lines, and the threads the assistant raised. "
-        "Empty lists when there is nothing."
-    ),
-    "input_schema": {
-        "type": "object",
-        "properties": {
-            "memories": {
-                "type": "array",
-                "maxItems": MAX_CANDIDATES,
-                "items": {
-                    "type": "object",
-                    "properties": {
-                        "text": _TEXT,
-                        "category": _CATEGORY,
-                        "key": _KEY,
-                        "kind": _KIND,
-                        "importance": _IMPORTANCE,
-                        "stated_by": _STATED_BY,
-                        "valid_from": {
-                            "type": "string",
-                            "format": "date",
-                            "description": "YYYY-MM-DD it became true; only when a time is stated",
+
+def _record_memories_tool(max_items: int) -> ToolParam:
+    """`record_memories`, offering at most `max_items` memories."""
+    return {
+        "name": RECORD_MEMORIES,
+        "description": (
+            "Record what this stretch of conversation taught you about the user: only new, "
+            "durable memories, from the user's own lines, and the threads the assistant raised. "
+            "Empty lists when there is nothing."
+        ),
+        "input_schema": {
+            "type": "object",
+            "properties": {
+                "memories": {
+                    "type": "array",
+                    "maxItems": max_items,
+                    "items": {
+                        "type": "object",
+                        "properties": {
+                            "text": _TEXT,
+                            "category": _CATEGORY,
+                            "key": _KEY,
+                            "kind": _KIND,
+                            "importance": _IMPORTANCE,
+                            "stated_by": _STATED_BY,
+                            "valid_from": {
+                                "type": "string",
+                                "format": "date",
+                                "description": (
+                                    "YYYY-MM-DD it became true; only when a time is stated"
+                                ),
+                            },
+                            "valid_until": {
+                                "type": "string",
+                                "format": "date",
+                                "description": "YYYY-MM-DD it stops being true; only when stated",
+                            },
+                            "evidence": _EVIDENCE,
+                            "uses": {
+                                "type": "array",
+                                "items": {"type": "string"},
+                                "minItems": 3,
+                                "maxItems": 6,
+                            },
+                            **_THREAD_FIELDS,
                         },
-                        "valid_until": {
-                            "type": "string",
-                            "format": "date",
-                            "description": "YYYY-MM-DD it stops being true; only when stated",
-                        },
-                        "evidence": _EVIDENCE,
-                        "uses": {
-                            "type": "array",
-                            "items": {"type": "string"},
-                            "minItems": 3,
-                            "maxItems": 6,
-                        },
-                        **_THREAD_FIELDS,
+                        "required": [
+                            "text",
+                            "category",
+                            "kind",
+                            "importance",
+                            "stated_by",
+                            "evidence",
+                            "uses",
+                        ],
                     },
-                    "required": [
-                        "text",
-                        "category",
-                        "kind",
-                        "importance",
-                        "stated_by",
-                        "evidence",
-                        "uses",
-                    ],
                 },
+                "threads_raised": _THREADS_RAISED,
             },
-            "threads_raised": _THREADS_RAISED,
+            "required": ["memories", "threads_raised"],
         },
-        "required": ["memories", "threads_raised"],
-    },
-}
+    }
+
+
+RECORD_MEMORIES_TOOL = _record_memories_tool(MAX_CANDIDATES)
+#: a deep read's: the same tool, with room for DEEP_MAX_CANDIDATES
+RECORD_MEMORIES_DEEP_TOOL = _record_memories_tool(DEEP_MAX_CANDIDATES)
 
 #: a room's answer: each memory says whom it is about (seed 000 §2.1). The same for every
 #: room and persona (the tools open the cached prefix): the request says who is present.

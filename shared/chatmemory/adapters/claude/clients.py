@@ -7,15 +7,21 @@ import anthropic
 import httpx2
 
 # Current ids from the SDK's own `ModelParam` literal list (anthropic 2.14.0), none of them
-# in its DEPRECATED_MODELS: the Sonnet tier chats, the Haiku tier folds summaries.
+# in its DEPRECATED_MODELS: the Sonnet tier chats, the Haiku tier folds summaries and
+# extracts, the Opus tier extracts in deep mode ("remember this conversation", the sweep).
 DEFAULT_CHAT_MODEL = "claude-sonnet-5-5"
 DEFAULT_FAST_MODEL = "claude-haiku-5-5"
+DEFAULT_DEEP_MODEL = "claude-opus-5-5"
 # The same models on Bedrock's Messages-API endpoint (`bedrock_mantle_client`).
 DEFAULT_BEDROCK_CHAT_MODEL = "anthropic.claude-sonnet-5-5"
 DEFAULT_BEDROCK_FAST_MODEL = "anthropic.claude-haiku-5-5"
+DEFAULT_BEDROCK_DEEP_MODEL = "anthropic.claude-opus-5-5"
 
 #: a dead endpoint fails fast; a slow stream may still take `timeout` between two chunks
 CONNECT_TIMEOUT_SECONDS = 3.0
+#: a deep extraction (the stronger model thinking over a whole conversation, a doubled
+#: budget) may take well past the 30 s a fast call is given; it runs off the request path
+DEEP_TIMEOUT_SECONDS = 120.0
 
 ClaudeClient = anthropic.Anthropic | anthropic.AnthropicBedrock | anthropic.AnthropicBedrockMantle
 
@@ -47,6 +53,11 @@ def bedrock_mantle_client(
     return anthropic.AnthropicBedrockMantle(
         aws_region=region, timeout=_bounded(timeout), max_retries=max_retries
     )
+
+
+def deep_timeout() -> httpx2.Timeout:
+    """The timeout of one deep extraction request (the client's own is for fast calls)."""
+    return _bounded(DEEP_TIMEOUT_SECONDS)
 
 
 def _bounded(timeout: float) -> httpx2.Timeout:

@@ -8,7 +8,9 @@ answer is the input of a tool the model is made to call. In a room (`request.sea
 the extraction is written from that persona's seat: its own prompt, request and tool.
 The extraction's answer also reports, post hoc, the known threads the persona raised in
 the stretch; known threads are offered by number ("T1"), so the answer names numbers and
-the service maps them back to ids.
+the service maps them back to ids. A deep extraction (`request.deep`) is the same call on
+the deep model, with twice the output budget, room for DEEP_MAX_CANDIDATES and a longer
+timeout.
 
 Choices worth knowing (how requests are shaped: requests.py; failures: failures.py):
 - After `max_tool_rounds` rounds of tool calls the last request still carries the tools
@@ -41,13 +43,15 @@ from anthropic.types.parsed_message import ParsedMessage
 
 from chatmemory.adapters.claude import parsing
 from chatmemory.adapters.claude.answer_tools import (
+    DEEP_EXTRACT_MAX_TOKENS,
     EXTRACT_MAX_TOKENS,
+    RECORD_MEMORIES_DEEP_TOOL,
     RECORD_MEMORIES_TOOL,
     RECORD_ROOM_MEMORIES_TOOL,
     ROUTE_MAX_TOKENS,
     ROUTE_MEMORIES_TOOL,
 )
-from chatmemory.adapters.claude.clients import ClaudeClient
+from chatmemory.adapters.claude.clients import ClaudeClient, deep_timeout
 from chatmemory.adapters.claude.failures import SDK_FAILURES, failure_kind, unavailable
 from chatmemory.adapters.claude.prompts import (
     extract_prompt,
@@ -96,12 +100,16 @@ class ClaudeModel(Model):
         client: ClaudeClient,
         chat_model: str,
         fast_model: str,
+        deep_model: str | None = None,
         max_tokens: int = 1024,
         max_tool_rounds: int = 3,
     ) -> None:
+        """`deep_model`: what deep extractions run on (None: the chat model, the stronger
+        of the two others)."""
         self._client = client
         self._chat_model = chat_model
         self._fast_model = fast_model
+        self._deep_model = deep_model or chat_model
         self._max_tokens = max_tokens
         self._max_tool_rounds = max_tool_rounds
         self.name = chat_model
@@ -231,7 +239,8 @@ class ClaudeModel(Model):
 
     def extract(self, request: ExtractionInput) -> ExtractionResult:
         """Candidate memories from the slice, and the report of each known thread the
-        assistant raised in it, by the fast model through `record_memories`.
+        assistant raised in it, by the fast model through `record_memories` (in deep mode
+        by the deep model, with the larger budget and cap).
 
         Transcript lines are numbered from 1 in the request; evidence and report line
         numbers map back to their message ids; threads stay numbers. An item that names a
@@ -242,19 +251,21 @@ class ClaudeModel(Model):
             return ExtractionResult()
         if request.seat is not None:
             return self._extract_room(request, request.seat)
+        deep = request.deep
         answer = self._structured_call(
-            extract_prompt(),
+            extract_prompt(deep=deep),
             extraction_request(request),
-            RECORD_MEMORIES_TOOL,
-            EXTRACT_MAX_TOKENS,
-            "extraction",
+            RECORD_MEMORIES_DEEP_TOOL if deep else RECORD_MEMORIES_TOOL,
+            DEEP_EXTRACT_MAX_TOKENS if deep else EXTRACT_MAX_TOKENS,
+            "deep extraction" if deep else "extraction",
+            deep=deep,
         )
         items = answer.get("memories")
         if not isinstance(items, list):
             raise unavailable("the extraction came back without a list of memories")
         offered = {thread.number: thread.subject for thread in request.threads}
         line_ids = [line.message_id for line in request.transcript]
-        extracted = parsing.candidates(items, line_ids, offered)
+        extracted = parsing.candidates(items, line_ids, offered, cap=request.max_candidates)
         reported = parsing.thread_reports(answer.get("threads_raised"), request.transcript, offered)
         log.info(
             "claude extraction: lines=%d threads=%d returned=%d kept=%d reports=%d "
@@ -338,26 +349,36 @@ class ClaudeModel(Model):
         return routed.decisions
 
     def _structured_call(
-        self, system: str, request: str, tool: ToolParam, max_tokens: int, what: str
+        self,
+        system: str,
+        request: str,
+        tool: ToolParam,
+        max_tokens: int,
+        what: str,
+        *,
+        deep: bool = False,
     ) -> dict[str, object]:
-        """One non-streaming call to the fast model whose answer is the input of `tool`."""
-        tool_choice, thinking = structured_call_for(self._fast_model, tool["name"])
+        """One non-streaming call whose answer is the input of `tool`: to the fast model,
+        or with `deep` to the deep model, given the longer deep timeout."""
+        model = self._deep_model if deep else self._fast_model
+        tool_choice, thinking = structured_call_for(model, tool["name"])
         try:
             message = self._client.messages.create(
-                model=self._fast_model,
+                model=model,
                 max_tokens=max_tokens,
                 system=[text_block(system, cache=True)],
                 messages=[{"role": "user", "content": request}],
                 tools=[tool],
                 tool_choice=tool_choice,
                 thinking=thinking if thinking is not None else anthropic.omit,
+                timeout=deep_timeout() if deep else anthropic.not_given,
             )
         except SDK_FAILURES as error:
             raise unavailable(failure_kind(error)) from None
         log.info(
             "claude %s call: model=%s stop=%s input=%d output=%d cache_read=%d",
             what,
-            self._fast_model,
+            model,
             message.stop_reason,
             message.usage.input_tokens,
             message.usage.output_tokens,

@@ -86,11 +86,16 @@ class Routed:
 
 
 def candidates(
-    items: Sequence[object], line_ids: Sequence[str], threads: Offered | None = None
+    items: Sequence[object],
+    line_ids: Sequence[str],
+    threads: Offered | None = None,
+    *,
+    cap: int = MAX_CANDIDATES,
 ) -> Extracted:
-    """Every good item as a Candidate, at most MAX_CANDIDATES; evidence numbers (from 1)
-    mapped back to `line_ids`; a thread link kept only for a number in `threads`."""
-    return _read_all(items, line_ids, _candidate, MAX_CANDIDATES, threads or {})
+    """Every good item as a Candidate, at most `cap` (a deep read's is larger); evidence
+    numbers (from 1) mapped back to `line_ids`; a thread link kept only for a number in
+    `threads`."""
+    return _read_all(items, line_ids, _candidate, cap, threads or {})
 
 
 def room_candidates(

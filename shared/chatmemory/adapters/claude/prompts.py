@@ -7,19 +7,26 @@ import functools
 from importlib import resources
 
 from chatmemory.domain import rules
-from chatmemory.domain.extraction import IMPORTANCE_FLOOR, MAX_CANDIDATES, SENSITIVE_CATEGORIES
+from chatmemory.domain.extraction import (
+    DEEP_MAX_CANDIDATES,
+    IMPORTANCE_FLOOR,
+    MAX_CANDIDATES,
+    SENSITIVE_CATEGORIES,
+)
 from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
 from chatmemory.domain.threads import THREAD_TEXT_MAX
 from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS
 
 
 @functools.cache
-def extract_prompt() -> str:
+def extract_prompt(*, deep: bool = False) -> str:
     """The extraction rules (prompts/extract.txt) with the limits, the categories and the
-    rule for `uses` and `importance` (prompts/memory_uses_rule.txt, verbatim) filled in."""
+    rule for `uses` and `importance` (prompts/memory_uses_rule.txt, verbatim) filled in.
+    A deep read gets the same rules with its larger cap on items."""
     prompts = resources.files("chatmemory.prompts")
     uses_rule = prompts.joinpath("memory_uses_rule.txt").read_text("utf-8").strip()
-    return _filled("extract.txt", MAX_CANDIDATES).replace("{uses_rule}", uses_rule).strip()
+    cap = DEEP_MAX_CANDIDATES if deep else MAX_CANDIDATES
+    return _filled("extract.txt", cap).replace("{uses_rule}", uses_rule).strip()
 
 
 @functools.cache

@@ -17,6 +17,7 @@ Item layout (pk = "U#<user_id>" for every item of a user; sk by type):
     saw           SAW#<owner>                       (a row of another user's lists them)
     spoke         SPOKE#<room_id>                   (they said lines in the room)
     thread        THREAD#<memory_id>                (the row is an active thread; persona)
+    rhythm        RHYTHM                            (when they chat: counters, samples, patterns)
 
 A room is no one user's, so it never lives in a user's partition: pk = "R#<room_id>" for
 everything of a room:
@@ -50,6 +51,7 @@ from chatmemory.adapters.dynamodb.memories import DynamoMemoryStore
 from chatmemory.adapters.dynamodb.notices import DynamoNoticeStore
 from chatmemory.adapters.dynamodb.persona_memories import DynamoPersonaMemoryStore
 from chatmemory.adapters.dynamodb.recall import DynamoRecallSource
+from chatmemory.adapters.dynamodb.rhythm import DynamoRhythmStore
 from chatmemory.adapters.dynamodb.rooms import DynamoRoomStore
 from chatmemory.adapters.dynamodb.runs import DynamoRunStore
 from chatmemory.adapters.dynamodb.table import Table
@@ -82,5 +84,6 @@ def dynamodb_stores(
         rooms=DynamoRoomStore(table),
         persona_memories=DynamoPersonaMemoryStore(table),
         threads=memories,
+        rhythm=DynamoRhythmStore(table),
         unit_of_work=DynamoUnitOfWork(table),
     )

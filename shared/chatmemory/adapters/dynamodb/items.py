@@ -121,6 +121,9 @@ class MemoryItem(_Item):
     updated_at = StorageTimeAttribute()
     last_used_at = StorageTimeAttribute(null=True)
     recall_count = NumberAttribute()
+    stability_days = NumberAttribute(null=True)
+    reinforced_at = StorageTimeAttribute(null=True)
+    archived_at = StorageTimeAttribute(null=True)
     embedding = BinaryAttribute(null=True, legacy_encoding=False)
     meta = UnicodeAttribute()  # JSON text: exactly what the domain validated, keys sorted
     # Set only by the transaction that writes a tombstone naming this row; never cleared.
@@ -207,6 +210,7 @@ class SettingsItem(_Item):
     enabled = BooleanAttribute()
     note = UnicodeAttribute()
     muted_personas = ListAttribute[str]()
+    timezone = UnicodeAttribute(null=True)  # absent on items from before it: "UTC"
     updated_at = StorageTimeAttribute(null=True)
 
 
@@ -439,3 +443,21 @@ def bind_items(table_name: str, region: str, host: str | None = None) -> BoundIt
         spoke=_bind(SpokeItem, table_name, region, host, conn),
         thread=_bind(ThreadItem, table_name, region, host, conn),
     )
+
+
+class RhythmItem(_Item):
+    """In a user's partition (sk RHYTHM): their rhythm's counters, samples and patterns as
+    JSON (`domain.rhythm.as_record`), and its version, the compare-and-set token."""
+
+    user_id = UnicodeAttribute()
+    version = NumberAttribute()
+    state = UnicodeAttribute()
+    updated_at = StorageTimeAttribute()
+
+
+def bind_item(items: BoundItems, base: type[_M]) -> type[_M]:
+    """`base` bound to the table `items` are bound to, sharing their connection: for an
+    item class a store binds for itself."""
+    meta = items.memory.Meta
+    # `bind_items` always sets the region; PynamoDB's Meta types it as optional.
+    return _bind(base, meta.table_name, meta.region or "", meta.host, items.connection)

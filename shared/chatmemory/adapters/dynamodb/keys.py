@@ -281,3 +281,8 @@ def purge_pending_of(gsi1sk: str) -> tuple[str, str]:
     """(deleted_at in storage form, user id) from a pending-purge key."""
     _, _, rest = gsi1sk.partition("#")
     return sweep_time(gsi1sk), rest.rpartition("#")[0]
+
+
+# ---- a user's rhythm (seed 003): one item in their partition --------------------------------
+
+RHYTHM_SK = "RHYTHM"

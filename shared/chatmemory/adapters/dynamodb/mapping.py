@@ -25,7 +25,7 @@ from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.events import Actor, MemoryEvent, Op
 from chatmemory.domain.extraction import ExtractionRun, run_from_json, run_to_json
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
-from chatmemory.domain.memory_settings import MemorySettings
+from chatmemory.domain.memory_settings import DEFAULT_TIMEZONE, MemorySettings
 from chatmemory.domain.notice import Notice
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.threads import review_date
@@ -65,6 +65,9 @@ def memory_item(items: BoundItems, memory: Memory) -> MemoryItem:
         updated_at=memory.updated_at,
         last_used_at=memory.last_used_at,
         recall_count=memory.recall_count,
+        stability_days=memory.stability_days,
+        reinforced_at=memory.reinforced_at,
+        archived_at=memory.archived_at,
         embedding=memory.embedding,
         meta=meta_text(memory.meta),
         ttl=None if memory.valid_until is None else epoch_seconds(memory.valid_until),
@@ -104,6 +107,9 @@ def memory_from_item(item: MemoryItem) -> Memory:
         updated_at=item.updated_at,
         last_used_at=item.last_used_at,
         recall_count=int(item.recall_count),
+        stability_days=None if item.stability_days is None else float(item.stability_days),
+        reinforced_at=item.reinforced_at,
+        archived_at=item.archived_at,
         embedding=item.embedding,
         meta=json.loads(item.meta),
     )
@@ -328,6 +334,7 @@ def settings_item(items: BoundItems, settings: MemorySettings) -> SettingsItem:
         enabled=settings.enabled,
         note=settings.note,
         muted_personas=sorted(settings.muted_personas),
+        timezone=settings.timezone,
         updated_at=settings.updated_at,
     )
 
@@ -338,6 +345,7 @@ def settings_from_item(item: SettingsItem) -> MemorySettings:
         enabled=bool(item.enabled),
         note=item.note,
         muted_personas=frozenset(item.muted_personas),
+        timezone=item.timezone or DEFAULT_TIMEZONE,
         updated_at=item.updated_at,
     )
 

@@ -37,7 +37,7 @@ from chatmemory.adapters.dynamodb.table import (
     unique,
 )
 from chatmemory.adapters.dynamodb.threads import ThreadMarkers, is_active_thread
-from chatmemory.domain import rules
+from chatmemory.domain import fading, rules
 from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFound
 from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
@@ -239,6 +239,13 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         for chunk in chunks(unique(memory_ids), TRANSACTION_MAX // 2):
             once = partial(self._record_use_once, user_id, chunk, at, events)
             self._table.optimistic(once, what="their use was recorded")
+
+    def set_fading(
+        self, user_id: str, memories: Sequence[Memory], events: Sequence[MemoryEvent] = ()
+    ) -> None:
+        for chunk in chunks(list(memories), TRANSACTION_MAX // 2):
+            once = partial(self._set_fading_once, user_id, chunk, events)
+            self._table.optimistic(once, what="their fading was recorded")
 
     def drop_witness(self, witness: str) -> int:
         saw = self._saw
@@ -452,10 +459,12 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         visible = self._visible_among(user_id, memory_ids)
         writes: list[Write] = []
         for memory in visible.values():
+            used = fading.reinforced(memory, at) if memory.status is Status.ACTIVE else memory
             actions = (
                 cls.last_used_at.set(at),
                 cls.updated_at.set(memory.recalled(at).updated_at),
                 cls.recall_count.add(1),
+                *self._fading_actions(used),
             )
             guard = all_of(*self._visible_guard())
             writes.append(Write("update", self._key(user_id, memory.memory_id), guard, actions))
@@ -464,6 +473,43 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         # can spill past one transaction, and they are written once it has committed.
         self._table.commit(writes[:TRANSACTION_MAX])
         self._table.put_all([write.item for write in writes[TRANSACTION_MAX:]])
+
+    def _set_fading_once(
+        self, user_id: str, memories: Sequence[Memory], events: Sequence[MemoryEvent]
+    ) -> None:
+        cls = self._cls
+        wanted = {memory.memory_id: memory for memory in memories}
+        active = [
+            memory_id
+            for memory_id, memory in self._visible_among(user_id, list(wanted)).items()
+            if memory.status is Status.ACTIVE
+        ]
+        writes = [
+            Write(
+                "update",
+                self._key(user_id, memory_id),
+                all_of(*self._visible_guard(), cls.status == Status.ACTIVE.value),
+                self._fading_actions(wanted[memory_id]),
+            )
+            for memory_id in active
+        ]
+        writes += self._event_writes(user_id, [e for e in events if e.memory_id in active])
+        self._table.commit(writes[:TRANSACTION_MAX])
+        self._table.put_all([write.item for write in writes[TRANSACTION_MAX:]])
+
+    def _fading_actions(self, memory: Memory) -> tuple[Action, ...]:
+        cls = self._cls
+        return (
+            cls.stability_days.remove()
+            if memory.stability_days is None
+            else cls.stability_days.set(memory.stability_days),
+            cls.reinforced_at.remove()
+            if memory.reinforced_at is None
+            else cls.reinforced_at.set(memory.reinforced_at),
+            cls.archived_at.remove()
+            if memory.archived_at is None
+            else cls.archived_at.set(memory.archived_at),
+        )
 
     def _drop_from(self, witness: str, owner: str) -> int:
         """Take the witness out of the owner's rows, then delete the marker — unless a

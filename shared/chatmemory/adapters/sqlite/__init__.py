@@ -12,6 +12,7 @@ from chatmemory.adapters.sqlite.memories import SqliteMemoryStore
 from chatmemory.adapters.sqlite.notices import SqliteNoticeStore
 from chatmemory.adapters.sqlite.persona_memories import SqlitePersonaMemoryStore
 from chatmemory.adapters.sqlite.recall import SqliteRecallSource
+from chatmemory.adapters.sqlite.rhythm import SqliteRhythmStore
 from chatmemory.adapters.sqlite.rooms import SqliteRoomStore
 from chatmemory.adapters.sqlite.runs import SqliteRunStore
 from chatmemory.adapters.sqlite.tombstones import SqliteTombstoneStore
@@ -36,6 +37,7 @@ def sqlite_stores(database: Database) -> Stores:
         rooms=SqliteRoomStore(database),
         persona_memories=SqlitePersonaMemoryStore(database),
         threads=memories,
+        rhythm=SqliteRhythmStore(database),
         unit_of_work=SqliteUnitOfWork(database),
     )
 

@@ -20,7 +20,7 @@ from chatmemory.adapters.sqlite.rows import (
     opt_date,
     opt_time,
 )
-from chatmemory.domain import rules
+from chatmemory.domain import fading, rules
 from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFound
 from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
@@ -182,15 +182,38 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         if not memory_ids:
             return
         with self._db.write() as conn:
-            visible = self._visible_ids(conn, user_id, memory_ids)
+            rows = self._visible_rows(conn, user_id, memory_ids)
             stamp = to_storage(at)
-            for memory_id in visible:
+            for memory in rows:
+                used = fading.reinforced(memory, at) if memory.status is Status.ACTIVE else memory
                 conn.execute(
                     "UPDATE memories SET last_used_at = ?, recall_count = recall_count + 1, "
-                    "updated_at = MAX(updated_at, ?) WHERE user_id = ? AND memory_id = ?",
-                    (stamp, stamp, user_id, memory_id),
+                    "updated_at = MAX(updated_at, ?), stability_days = ?, reinforced_at = ?, "
+                    "archived_at = ? WHERE user_id = ? AND memory_id = ?",
+                    (stamp, stamp, *_fading_params(used), user_id, memory.memory_id),
                 )
+            visible = {memory.memory_id for memory in rows}
             insert_events(conn, [e for e in events if e.memory_id in visible])
+
+    def set_fading(
+        self, user_id: str, memories: Sequence[Memory], events: Sequence[MemoryEvent] = ()
+    ) -> None:
+        if not memories:
+            return
+        with self._db.write() as conn:
+            wanted = {memory.memory_id: memory for memory in memories}
+            active = {
+                memory.memory_id
+                for memory in self._visible_rows(conn, user_id, list(wanted))
+                if memory.status is Status.ACTIVE
+            }
+            for memory_id in active:
+                conn.execute(
+                    "UPDATE memories SET stability_days = ?, reinforced_at = ?, archived_at = ? "
+                    "WHERE user_id = ? AND memory_id = ?",
+                    (*_fading_params(wanted[memory_id]), user_id, memory_id),
+                )
+            insert_events(conn, [e for e in events if e.memory_id in active])
 
     def drop_witness(self, witness: str) -> int:
         # As in the persona partition: json_each keeps the list's order, and only rows of
@@ -331,6 +354,19 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             raise ConcurrentChange(f"memory is {memory.status}, not active")
         return memory
 
+    def _visible_rows(
+        self, conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]
+    ) -> list[Memory]:
+        clause, params = self._db.visible_clause(conn, user_id)
+        return [
+            memory_from_row(row)
+            for row in conn.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} "
+                f"AND memory_id IN ({marks(memory_ids)})",
+                [*params, *memory_ids],
+            )
+        ]
+
     def _visible_ids(
         self, conn: sqlite3.Connection, user_id: str, memory_ids: Sequence[str]
     ) -> set[str]:
@@ -350,6 +386,10 @@ def _tombstoned(conn: sqlite3.Connection, user_id: str, memory_id: str) -> bool:
         "SELECT 1 FROM tombstones WHERE user_id = ? AND memory_id = ?", (user_id, memory_id)
     ).fetchone()
     return row is not None
+
+
+def _fading_params(memory: Memory) -> tuple[Any, ...]:
+    return memory.stability_days, opt_time(memory.reinforced_at), opt_time(memory.archived_at)
 
 
 def _update_status(conn: sqlite3.Connection, memory: Memory) -> None:

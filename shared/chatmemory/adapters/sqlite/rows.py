@@ -21,7 +21,7 @@ MEMORY_COLUMNS = (
     "user_id, memory_id, persona, subject, witnessed, counterpart, room_id, kind, category, "
     "key, text, importance, stated_by, status, valid_from, valid_to, closed_by, supersedes, "
     "valid_until, evidence, source_message_id, created_at, updated_at, last_used_at, "
-    "recall_count, embedding, meta, thread_review_on"
+    "recall_count, embedding, meta, thread_review_on, stability_days, reinforced_at, archived_at"
 )
 MEMORY_PLACEHOLDERS = ", ".join("?" for _ in MEMORY_COLUMNS.split(","))
 
@@ -103,6 +103,9 @@ def memory_row(memory: Memory) -> tuple[Any, ...]:
         memory.embedding,
         json.dumps(dict(memory.meta), ensure_ascii=False, sort_keys=True),
         opt_date(review_date(memory)),
+        memory.stability_days,
+        opt_time(memory.reinforced_at),
+        opt_time(memory.archived_at),
     )
 
 
@@ -133,6 +136,9 @@ def memory_from_row(row: sqlite3.Row) -> Memory:
         updated_at=from_storage(row["updated_at"]),
         last_used_at=opt_parse(row["last_used_at"]),
         recall_count=row["recall_count"],
+        stability_days=row["stability_days"],
+        reinforced_at=opt_parse(row["reinforced_at"]),
+        archived_at=opt_parse(row["archived_at"]),
         embedding=row["embedding"],
         meta=json.loads(row["meta"]),
     )

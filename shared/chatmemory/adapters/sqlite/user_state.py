@@ -66,6 +66,7 @@ class SqliteUserStateStore(UserStateStore):
             enabled=bool(row["enabled"]),
             note=row["note"],
             muted_personas=frozenset(json.loads(row["muted_personas"])),
+            timezone=row["timezone"],
             updated_at=opt_parse(row["updated_at"]),
         )
 
@@ -73,12 +74,13 @@ class SqliteUserStateStore(UserStateStore):
         with self._db.write() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO settings (user_id, enabled, note, muted_personas, "
-                "updated_at) VALUES (?, ?, ?, ?, ?)",
+                "timezone, updated_at) VALUES (?, ?, ?, ?, ?, ?)",
                 (
                     settings.user_id,
                     int(settings.enabled),
                     settings.note,
                     json.dumps(sorted(settings.muted_personas)),
+                    settings.timezone,
                     opt_time(settings.updated_at),
                 ),
             )
