@@ -290,10 +290,11 @@ def test_lines_carry_their_date_and_tags() -> None:
     # When the block is built
     text = build([flat, loop, promise]).text
 
-    # Then each line shows its date and its tags
+    # Then each line shows its date and its tags, and what lasts weeks, not years, the day
+    # it falls due (seed 003: an open loop's stability is 14 days, a promise's 30)
     assert "- Dan owns a flat in Xuhui. (2026-07-01 · confidence)" in text
-    assert "- Dan has an interview on Thursday. (2026-08-15 · open loop)" in text
-    assert "- Warren will send Dan the letter. (2026-08-16 · promise)" in text
+    assert "- Dan has an interview on Thursday. (2026-08-15 · open loop · due 2026-08-25)" in text
+    assert "- Warren will send Dan the letter. (2026-08-16 · promise · due 2026-09-06)" in text
 
 
 def test_a_closed_arc_renders_its_range_at_month_precision() -> None:

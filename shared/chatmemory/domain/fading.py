@@ -154,6 +154,18 @@ def archived(memory: Memory, now: datetime) -> Archived | None:
     return None
 
 
+#: a belief whose stability is below this has a shelf life worth saying in a persona block
+SHORT_LIVED_DAYS = 60.0
+
+
+def short_lived(memory: Memory) -> bool:
+    """A belief whose shelf life matters to a reply: one with a `valid_until`, or a state
+    that lasts weeks rather than years (an event, a promise, a plan, a mood)."""
+    if memory.kind is Kind.THREAD:
+        return False  # its manners say when to raise it (seed 004)
+    return memory.valid_until is not None or stability(memory) < SHORT_LIVED_DAYS
+
+
 def in_use(memory: Memory, now: datetime) -> bool:
     return memory.status is Status.ACTIVE and archived(memory, now) is None
 

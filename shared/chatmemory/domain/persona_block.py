@@ -352,13 +352,18 @@ def note_line(note: str) -> str:
 
 
 def render_line(item: Visible) -> str:
-    """`- <text> (<date> · <tags>)`: the date it became true, or its arc once it ended."""
+    """`- <text> (<date> · <tags>)`: the date it became true, or its arc once it ended;
+    for a belief with a short shelf life, the day it falls due."""
     memory = item.memory
     tags = [when(memory)]
     if memory.kind in _TAGS:
         tags.append(_TAGS[memory.kind])
     if item.confidence:
         tags.append("confidence")
+    if memory.status is Status.ACTIVE and fading.short_lived(memory):
+        # The shelf life as a date, not "2 days left": the block is sent byte for byte
+        # until it is rebuilt, and a date stays true (seed 003's due_in).
+        tags.append(f"due {fading.due_at(memory).strftime('%Y-%m-%d')}")
     return f"- {one_line(memory.text)} ({' · '.join(tags)})"
 
 
