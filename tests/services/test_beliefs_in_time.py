@@ -187,6 +187,33 @@ def test_the_same_belief_written_twice_is_one_record(product: Product) -> None:
     assert len(list(product.stores.memories.iter_memories(ALICE))) == 1
 
 
+def test_a_correction_lands_on_its_beliefs_identity(product: Product) -> None:
+    # Given a home corrected to a new city
+    pune = remember(product, "Lives in Pune.", category="location")
+    corrected = product.memories.correct(ALICE, pune.memory_id, text="Lives in Bengaluru.")
+    # When the new city is stated again
+    again = product.memories.create(
+        ALICE, NewMemory(text="lives in bengaluru", category="location")
+    )
+    # Then it is the correction's record, not a second one
+    assert again.created is False and again.memory.memory_id == corrected.memory_id
+    assert listed(product) == ["Lives in Bengaluru."]
+
+
+def test_correcting_into_a_belief_already_held_keeps_one_record(product: Product) -> None:
+    # Given two memories, one of them saying what the other is corrected to
+    vegan = remember(product, "Is vegan.", category="diet")
+    vegetarian = remember(product, "Is vegetarian.", category="diet")
+    # When the second is corrected into the first's words
+    kept = product.memories.correct(ALICE, vegetarian.memory_id, text="Is vegan.")
+    # Then the first stays the one record; the corrected one is history, closed by it
+    assert kept.memory_id == vegan.memory_id
+    assert listed(product) == ["Is vegan."]
+    history = product.stores.memories.get_memory(ALICE, vegetarian.memory_id)
+    assert history is not None
+    assert history.status is Status.CLOSED and history.closed_by == vegan.memory_id
+
+
 class RepeatingExtractor:
     """The offline model, except that every slice yields the same candidate, and routing
     always says ADD — as a model that forgot it had seen it would."""

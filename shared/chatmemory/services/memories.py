@@ -269,11 +269,34 @@ class MemoryService:
             return self.create(user_id, new, actor=actor).memory
         if normalise_for_identity(target.text) == normalise_for_identity(new.text):
             return target
+        landing, held = self._replacement_id(target, new.category, new.text)
+        if held is not None:
+            return self._settle_on(target, held, actor=actor)
         now = self._clock.now()
         replacement = dataclasses.replace(
-            self._build(user_id, new_memory_id(), new, now), supersedes=target.memory_id
+            self._build(user_id, landing, new, now), supersedes=target.memory_id
         )
         return self.supersede(target, replacement, actor=actor)
+
+    def _replacement_id(
+        self, target: Memory, category: str, text: str
+    ) -> tuple[str, Memory | None]:
+        """The id a correction of `target` lands on (its belief's identity), and another
+        active row already holding those words, if any. A correction that only changes
+        what the identity ignores (case, a date) is a new version of the same belief: a
+        fresh id, since the target still holds its own."""
+        landing, held = self.identity(
+            target.user_id, target.persona, belief_identity(category, text)
+        )
+        if held is not None and held.memory_id == target.memory_id:
+            return new_memory_id(), None
+        return landing, held
+
+    def _settle_on(self, target: Memory, held: Memory, *, actor: Actor) -> Memory:
+        """Corrected into a belief already held: that row stays the one record (new
+        evidence for it), and the corrected one stops being believed, closed by it."""
+        self.close(target, actor=actor, closed_by=held.memory_id)
+        return self.reinforce(held)
 
     # ---- writes from the background pipeline (actor: extractor) --------------------------
 
@@ -377,9 +400,12 @@ class MemoryService:
         )
         if unchanged:
             return current
+        landing, held = self._replacement_id(current, category or current.category, text)
+        if held is not None:
+            return self._settle_on(current, held, actor=actor)
         corrected = Memory(
             user_id=user_id,
-            memory_id=new_memory_id(),
+            memory_id=landing,
             text=text,
             created_at=now,
             updated_at=now,
