@@ -12,7 +12,14 @@ What it does, in one run, on the labelled set in bench/data/:
 3. mem0 (offline, same MiniLM model, its local faiss store, `infer=False` adds) on the
    same memories and queries: search p50/p95, and our recall p95 / mem0's p95;
 4. quality on the dev and test splits: Recall@5 on questions that need a memory, and the
-   injection rate on questions that need none, as a curve over the threshold.
+   injection rate on questions that need none, as a curve over the threshold;
+5. where the needs-memory questions miss (bench/recall_breakdown.py): gate closed, nothing
+   above the threshold, only unrelated memories, partial and full hits; one- and two-memory
+   questions apart; the share of what was sent that was needed; memories sent per question;
+6. after-correction questions (bench/corrections.py), as their own pass on their own user
+   so the numbers above stay comparable: the corrections in bench/data go through
+   `MemoryService.correct`, then: was the corrected version sent, and did the superseded
+   text leak into what was sent.
 Thresholds and weights were chosen on the dev split; the test split is reported as is.
 Numbers go to stdout (markdown) and bench/.work/retrieval-<time>.json.
 """
@@ -36,6 +43,10 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "shared"))
+
+from corrections import load as load_corrections  # noqa: E402 - bench/ is on sys.path
+from corrections import print_corrections, run_corrections  # noqa: E402
+from recall_breakdown import breakdown, print_breakdown, turn, where_missed  # noqa: E402
 
 from chatmemory.adapters.clock import SystemClock  # noqa: E402
 from chatmemory.config import Container, Settings, use_container  # noqa: E402
@@ -83,8 +94,8 @@ def timed(run: Callable[[], object], repeats: Sequence[object]) -> list[float]:
 # ---- seeding ---------------------------------------------------------------------------
 
 
-def seed(container: Container, data: Labelled, users: int) -> dict[str, str]:
-    """Write every memory for every user; returns labelled id → memory id (for user 0)."""
+def prepare(container: Container, data: Labelled) -> dict[str, Memory]:
+    """Every labelled memory with its uses and vectors, as a template row (no user yet)."""
     indexer = container.indexer
     now = container.clock.now()
     prepared: dict[str, Memory] = {}
@@ -102,6 +113,11 @@ def seed(container: Container, data: Labelled, users: int) -> dict[str, str]:
             meta=meta,
         )
         prepared[row["id"]] = indexer.prepare(template)
+    return prepared
+
+
+def seed(container: Container, prepared: dict[str, Memory], users: int) -> dict[str, str]:
+    """Write every memory for every user; returns labelled id → memory id (for user 0)."""
     ids: dict[str, str] = {}
     for user in range(users):
         user_id = f"bench-user-{user}"
@@ -210,6 +226,57 @@ def curve(
     return rows
 
 
+def split_breakdown(
+    judged: Judged,
+    data: Labelled,
+    ids: dict[str, str],
+    *,
+    threshold: float,
+    gate_floor: float | None,
+    split: str,
+) -> dict[str, Any]:
+    """The breakdown of one split (bench/recall_breakdown.py), at the service's settings."""
+    needs, none = [], []
+    for query in data.queries:
+        if split != "all" and query["split"] != split:
+            continue
+        needed = [ids[label] for label in query["needs"]]
+        one = turn(
+            query["id"],
+            needed,
+            judged.gate[query["id"]],
+            judged.matches[query["id"]],
+            threshold=threshold,
+            gate_floor=gate_floor,
+        )
+        (needs if query["kind"] == "needs_memory" else none).append(one)
+    report = breakdown(needs, none)
+    report["missed"] = where_missed(needs, judged.matches, threshold=threshold)
+    return report
+
+
+def recall_agrees(
+    container: Container, judged: Judged, data: Labelled, user_id: str
+) -> dict[str, int]:
+    """How many questions `Retriever.recall` answers with exactly the memories the
+    breakdown's cut (from `explain`) says it sends: a check that the tables describe
+    the real read path."""
+    params = container.retriever.relevance.params
+    agree = 0
+    for query in data.queries:
+        predicted = turn(
+            query["id"],
+            [],
+            judged.gate[query["id"]],
+            judged.matches[query["id"]],
+            threshold=params.threshold,
+            gate_floor=params.gate_floor,
+        ).sent
+        recalled = container.retriever.recall(user_id, query["text"])
+        agree += tuple(item.memory.memory_id for item in recalled) == predicted
+    return {"agree": agree, "queries": len(data.queries)}
+
+
 def mem0_quality(found: dict[str, list[str]], data: Labelled, split: str) -> tuple[float, float]:
     recalls, injected = [], []
     for query in data.queries:
@@ -240,7 +307,8 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         container = Container(settings, SystemClock())
         use_container(container)
         started = time.perf_counter()
-        ids = seed(container, data, args.users)
+        prepared = prepare(container, data)
+        ids = seed(container, prepared, args.users)
         report["seed_seconds"] = round(time.perf_counter() - started, 1)
         user = "bench-user-0"
         texts = [q["text"] for q in data.queries]
@@ -286,10 +354,22 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 report[f"curve_{split}_{knob}"] = curve(
                     judged, data, ids, split, over=knob, threshold=threshold, gate_floor=floor
                 )
+        report["breakdown"] = {
+            split: split_breakdown(
+                judged, data, ids, threshold=threshold, gate_floor=floor, split=split
+            )
+            for split in ("dev", "test", "all")
+        }
+        report["recall_matches_explain"] = recall_agrees(container, judged, data, user)
         plain = plain_cosine(container, data, user)
         report["curve_test_plain_cosine"] = curve(
             plain, data, ids, "test", over="threshold", threshold=0.0, gate_floor=None
         )
+
+        # Last of our passes, on a user of its own: nothing above is measured after it.
+        corrections = load_corrections(DATA)
+        if corrections:
+            report["after_correction"] = run_corrections(container, prepared, corrections)
 
         if not args.no_mem0:
             report["mem0"] = _mem0(Path(folder) / "mem0", data, texts)
@@ -380,6 +460,15 @@ def print_report(report: dict[str, Any]) -> None:
         ]
     for label, row in rows:
         print(f"| {label} | {row['recall_at_5']:.3f} | {row['injection_rate']:.3f} |")
+    if "breakdown" in report:
+        print_breakdown({split: report["breakdown"][split] for split in ("dev", "test")})
+        check = report["recall_matches_explain"]
+        print(
+            f"\n(`Retriever.recall` sent exactly the memories of this cut on "
+            f"{check['agree']} of {check['queries']} queries.)"
+        )
+    if "after_correction" in report:
+        print_corrections(report["after_correction"])
     for title, key, knob in (
         (
             "chatmemory, gate at its floor, over the match threshold",

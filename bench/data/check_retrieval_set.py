@@ -10,7 +10,11 @@ memory texts are one line of at most 200 characters in a known category; both sp
 kinds and every category of needs-memory query; and the shared-words rule: a needs-memory query
 shares no content word with the memories it needs (after lowercasing, dropping stop words and
 stripping simple suffixes). Words that merely share a 5-letter prefix (allergy/allergic) are
-reported as warnings. Exit status 1 when any check fails.
+reported as warnings. When `retrieval_corrections.jsonl` is there, each correction must name
+an existing memory (at most one correction per memory), hold a memory-like text that differs
+from the one it replaces, a query and a split, and its query must share no content word with
+its corrected text (the same rule); a word shared with the replaced text is a warning.
+Exit status 1 when any check fails.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ MAX_NEEDS = 2
 NEAR_MATCH_PREFIX = 5
 MEMORY_ID = re.compile(r"^m\d{3,}$")
 QUERY_ID = re.compile(r"^q\d{3,}$")
+CORRECTION_ID = re.compile(r"^c\d{2,}$")
 LONG_DIGIT_RUN = re.compile(r"\d{9,}")  # card numbers, account or government ids
 
 # Function words only: pronouns, determiners, prepositions, conjunctions, auxiliaries and
@@ -319,6 +324,57 @@ def check_shared_words(
     }
 
 
+def check_corrections(
+    corrections: list[dict[str, object]], memories: dict[str, dict[str, str]], report: Report
+) -> Counter[str]:
+    """The corrections file: well formed, and its queries follow the shared-words rule
+    against the corrected text. Returns the count per split."""
+    seen: set[str] = set()
+    replaced: set[str] = set()
+    splits: Counter[str] = Counter()
+    for row in corrections:
+        cid, replaces = str(row.get("id")), str(row.get("replaces"))
+        text, query, split = row.get("text"), row.get("query"), row.get("split")
+        if not CORRECTION_ID.match(cid):
+            report.error(f"correction id {cid!r} is not like c01")
+        if cid in seen:
+            report.error(f"duplicate correction id {cid}")
+        seen.add(cid)
+        if replaces not in memories:
+            report.error(f"{cid}: replaces unknown memory {replaces!r}")
+            continue
+        if replaces in replaced:
+            report.error(f"{cid}: {replaces} is corrected twice")
+        replaced.add(replaces)
+        if split not in SPLITS:
+            report.error(f"{cid}: unknown split {split!r}")
+        else:
+            splits[str(split)] += 1
+        if not isinstance(text, str) or not text.strip():
+            report.error(f"{cid}: empty text")
+        elif not isinstance(query, str) or not query.strip():
+            report.error(f"{cid}: empty query")
+        else:
+            check_correction_words(cid, text, query, memories[replaces]["text"], report)
+    return splits
+
+
+def check_correction_words(cid: str, text: str, query: str, old: str, report: Report) -> None:
+    """One correction's text is memory-like and new; its query follows the shared-words rule."""
+    if len(text) > MAX_MEMORY_CHARS or "\n" in text or LONG_DIGIT_RUN.search(text):
+        report.error(f"{cid}: text is not one short line without long digit runs")
+    if text.strip().lower() == old.strip().lower():
+        report.error(f"{cid}: text is the same as the replaced memory's")
+    shared = stems(query) & stems(text)
+    if shared:
+        report.error(f"{cid} query shares {sorted(shared)} with its corrected text: {query!r}")
+    for pair in near_matches(query, text):
+        report.warn(f"{cid} near-match {pair[0]!r}~{pair[1]!r}: {query!r}")
+    with_old = stems(query) & stems(old)
+    if with_old:
+        report.warn(f"{cid} query shares {sorted(with_old)} with the replaced memory")
+
+
 def print_counts(queries: list[dict[str, object]], memories: dict[str, dict[str, str]]) -> None:
     targets = {n for q in queries for n in needs_of(q)}
     per_category = Counter(m["category"] for m in memories.values())
@@ -371,6 +427,11 @@ def main(argv: list[str]) -> int:
         f"{stats['needs_vocab_in_memories']} of them in the memory vocabulary "
         f"({stats['memory_vocab']} stems)"
     )
+    corrections_file = data_dir / "retrieval_corrections.jsonl"
+    if corrections_file.exists():
+        splits = check_corrections(load_jsonl(corrections_file, report), memories, report)
+        detail = ", ".join(f"{s} {splits[s]}" for s in SPLITS)
+        print(f"corrections: {sum(splits.values())} ({detail}), checked by the same rule")
     for message in report.warnings:
         print(f"WARNING {message}")
     for message in report.errors:

@@ -421,7 +421,14 @@ class MemoryService:
             valid_from=current.valid_from,
             valid_until=valid_until if valid_until is not None else current.valid_until,
             supersedes=current.memory_id,
-            meta={k: v for k, v in current.meta.items() if k != "uses"},
+            # A correction changes what is true, not what it is good for: the same belief
+            # answers the same questions, so its uses carry over (bench: corrected facts
+            # found after the correction). A new category borrows that category's instead.
+            meta=(
+                dict(current.meta)
+                if (category or current.category) == current.category
+                else {k: v for k, v in current.meta.items() if k not in ("uses", "uses_from")}
+            ),
             embedding=None,
         )
         corrected = self._prepared(corrected)

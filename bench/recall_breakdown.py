@@ -1,0 +1,242 @@
+"""Where per-turn recall misses, and how much of what it sends was needed.
+
+Read by bench/retrieval.py. Every number here comes from the same per-question parts as
+Recall@5 (the gate's score and each candidate's match, from `Retriever.explain`), cut the
+way `Retriever.recall` cuts: nothing when the gate is closed, else the top 5 at or above
+the threshold. So the breakdown adds up to the Recall@5 it sits next to.
+
+Each needs-memory question lands in exactly one outcome:
+- gate closed: the personal-context gate said no, so nothing was recalled at all;
+- nothing above the threshold: the gate was open, but no candidate scored high enough;
+- only unrelated memories: something was sent, none of it needed;
+- partial hit: some, not all, of the needed memories were sent (two-memory questions);
+- full hit: every needed memory was sent.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+TURN_LIMIT = 5
+GATE_CLOSED = "gate closed"
+NOTHING_ABOVE = "nothing above the threshold"
+ONLY_UNRELATED = "only unrelated memories"
+PARTIAL = "partial hit"
+FULL = "full hit"
+OUTCOMES = (GATE_CLOSED, NOTHING_ABOVE, ONLY_UNRELATED, PARTIAL, FULL)
+
+# Where a needed memory that was not sent stood among the candidates.
+STOOD_GATE = "gate closed"
+STOOD_NOT_CANDIDATE = "gate open, not among the 40 candidates"
+STOOD_BELOW = "gate open, a candidate below the threshold"
+STOOD_OUTRANKED = "gate open, above the threshold but outranked (6th or lower)"
+STOOD = (STOOD_GATE, STOOD_NOT_CANDIDATE, STOOD_BELOW, STOOD_OUTRANKED)
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """One question: what it needed, whether the gate let it through, and what was sent."""
+
+    query_id: str
+    needed: tuple[str, ...]
+    gate_open: bool
+    sent: tuple[str, ...]
+
+    @property
+    def hits(self) -> int:
+        return sum(memory_id in self.sent for memory_id in self.needed)
+
+    @property
+    def outcome(self) -> str:
+        if not self.gate_open:
+            return GATE_CLOSED
+        if not self.sent:
+            return NOTHING_ABOVE
+        if self.hits == 0:
+            return ONLY_UNRELATED
+        return FULL if self.hits == len(self.needed) else PARTIAL
+
+
+def cut(
+    matches: Mapping[str, float], *, threshold: float, limit: int = TURN_LIMIT
+) -> tuple[str, ...]:
+    """The best `limit` candidates, then those at or above the threshold (the turn's cut)."""
+    ranked = sorted(matches.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    return tuple(memory_id for memory_id, score in ranked if score >= threshold)
+
+
+def turn(
+    query_id: str,
+    needed: Sequence[str],
+    gate: float,
+    matches: Mapping[str, float],
+    *,
+    threshold: float,
+    gate_floor: float | None,
+) -> Turn:
+    gate_open = gate_floor is None or gate >= gate_floor
+    sent = cut(matches, threshold=threshold) if gate_open else ()
+    return Turn(query_id, tuple(needed), gate_open, sent)
+
+
+def breakdown(needs: Sequence[Turn], none: Sequence[Turn]) -> dict[str, Any]:
+    """The outcome shares, recall by number of needed memories, precision and volume."""
+    counts = Counter(t.outcome for t in needs)
+    report: dict[str, Any] = {
+        "needs_memory_questions": len(needs),
+        "no_memory_questions": len(none),
+        "outcomes": {name: _share(counts[name], len(needs)) for name in OUTCOMES},
+        "outcome_counts": {name: counts[name] for name in OUTCOMES},
+        "recall_at_5": _mean(t.hits / len(t.needed) for t in needs),
+        "any_hit": _mean(float(t.hits > 0) for t in needs),
+        "by_needed": {},
+    }
+    for size in sorted({len(t.needed) for t in needs}):
+        group = [t for t in needs if len(t.needed) == size]
+        report["by_needed"][str(size)] = {
+            "questions": len(group),
+            "recall_at_5": _mean(t.hits / size for t in group),
+            "any_hit": _mean(float(t.hits > 0) for t in group),
+            "full_hit": _mean(float(t.hits == size) for t in group),
+        }
+    sending = [t for t in needs if t.sent]
+    sent = sum(len(t.sent) for t in needs)
+    report["precision"] = {
+        # Of the memories sent on a needs-memory question, the share it needed: per question
+        # (over the questions that got something), and pooled over every memory sent.
+        "mean_per_question": _mean(t.hits / len(t.sent) for t in sending),
+        "questions_with_memories": len(sending),
+        "pooled": _share(sum(t.hits for t in needs), sent),
+        "memories_sent": sent,
+    }
+    report["sent_per_question"] = {
+        "needs_memory": _mean(float(len(t.sent)) for t in needs),
+        "no_memory": _mean(float(len(t.sent)) for t in none),
+    }
+    return report
+
+
+def where_missed(
+    needs: Sequence[Turn],
+    matches: Mapping[str, Mapping[str, float]],
+    *,
+    threshold: float,
+) -> dict[str, Any]:
+    """Each needed memory that was not sent, by where it stood; and, for those behind a
+    closed gate, how many the cut would have sent had the gate been open."""
+    stood: Counter[str] = Counter()
+    behind_gate = would_have = 0
+    for t in needs:
+        scores = matches[t.query_id]
+        for memory_id in t.needed:
+            if memory_id in t.sent:
+                continue
+            if not t.gate_open:
+                stood[STOOD_GATE] += 1
+                behind_gate += 1
+                would_have += memory_id in cut(scores, threshold=threshold)
+            elif memory_id not in scores:
+                stood[STOOD_NOT_CANDIDATE] += 1
+            elif scores[memory_id] < threshold:
+                stood[STOOD_BELOW] += 1
+            else:
+                stood[STOOD_OUTRANKED] += 1
+    missed = sum(stood.values())
+    return {
+        "missed_memories": missed,
+        "needed_memories": sum(len(t.needed) for t in needs),
+        "stood": {name: stood[name] for name in STOOD},
+        "behind_gate_sent_if_open": would_have,
+        "behind_gate": behind_gate,
+    }
+
+
+def _mean(values: Iterable[float]) -> float:
+    values = list(values)
+    return statistics.fmean(values) if values else float("nan")
+
+
+def _share(part: int, whole: int) -> float:
+    return part / whole if whole else float("nan")
+
+
+def print_breakdown(per_split: Mapping[str, Mapping[str, Any]]) -> None:
+    """The breakdown tables, one column per split, in the benchmark's markdown style."""
+    splits = list(per_split)
+    head = "| " + " | ".join(splits) + " |"
+    rule = "|---" * (len(splits) + 1) + "|"
+    print("\nWhere the needs-memory questions land (share of questions; each lands in one row):\n")
+    print(f"| outcome {head}\n{rule}")
+    for name in OUTCOMES:
+        cells = [
+            f"{row['outcomes'][name]:.3f} ({row['outcome_counts'][name]})"
+            for row in per_split.values()
+        ]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    print(
+        "| **any hit** | "
+        + " | ".join(f"{row['any_hit']:.3f}" for row in per_split.values())
+        + " |"
+    )
+    print(
+        "| **Recall@5** | "
+        + " | ".join(f"{row['recall_at_5']:.3f}" for row in per_split.values())
+        + " |"
+    )
+
+    print("\nBy how many memories the question needs:\n")
+    print(f"| questions {head}\n{rule}")
+    sizes = sorted({size for row in per_split.values() for size in row["by_needed"]})
+    metrics = {"recall_at_5": "Recall@5", "any_hit": "any hit", "full_hit": "full hit"}
+    for size in sizes:
+        label = "one memory" if size == "1" else f"{size} memories"
+        for metric, metric_name in metrics.items():
+            cells = []
+            for row in per_split.values():
+                group = row["by_needed"].get(size)
+                cells.append(f"{group[metric]:.3f} (n={group['questions']})" if group else "-")
+            print(f"| {label}: {metric_name} | " + " | ".join(cells) + " |")
+
+    print("\nPrecision and volume (what a prompt-flooding change would move):\n")
+    print(f"| measure {head}\n{rule}")
+    rows: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (
+        (
+            "needed / sent, mean per needs-memory question that got any",
+            lambda r: (
+                f"{r['precision']['mean_per_question']:.3f} "
+                f"(n={r['precision']['questions_with_memories']})"
+            ),
+        ),
+        (
+            "needed / sent, pooled over every memory sent",
+            lambda r: f"{r['precision']['pooled']:.3f} ({r['precision']['memories_sent']} sent)",
+        ),
+        (
+            "memories sent per needs-memory question",
+            lambda r: f"{r['sent_per_question']['needs_memory']:.2f}",
+        ),
+        (
+            "memories sent per no-memory question",
+            lambda r: f"{r['sent_per_question']['no_memory']:.2f}",
+        ),
+    )
+    for name, cell in rows:
+        print(f"| {name} | " + " | ".join(cell(row) for row in per_split.values()) + " |")
+
+    print("\nWhere each needed memory that was not sent stood:\n")
+    print(f"| missed memory {head}\n{rule}")
+    for name in STOOD:
+        cells = [
+            f"{row['missed']['stood'][name]} / {row['missed']['missed_memories']}"
+            for row in per_split.values()
+        ]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+    cells = [
+        f"{row['missed']['behind_gate_sent_if_open']} / {row['missed']['behind_gate']}"
+        for row in per_split.values()
+    ]
+    print("| behind the closed gate, sent had the gate been open | " + " | ".join(cells) + " |")
