@@ -40,7 +40,6 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
@@ -51,6 +50,8 @@ import httpx2
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "shared"))
+
+from tokens import ScriptedReplies  # noqa: E402  (bench/tokens.py: the same ~250-token replies)
 
 from chatmemory.adapters.claude import (  # noqa: E402
     DEFAULT_CHAT_MODEL,
@@ -63,9 +64,7 @@ from chatmemory.adapters.offline_model import OfflineModel  # noqa: E402
 from chatmemory.config import Container, Settings  # noqa: E402
 from chatmemory.domain.extraction import MAX_CANDIDATES, ExtractionInput, TranscriptLine  # noqa: E402
 from chatmemory.domain.ids import normalise_for_identity  # noqa: E402
-from chatmemory.domain.prompt import RenderedPrompt  # noqa: E402
 from chatmemory.domain.tokens import estimate_tokens  # noqa: E402
-from chatmemory.ports.model import ReplyDelta, ReplyDone, ToolRunner, ToolSpec, Usage  # noqa: E402
 from chatmemory.services.chat import ChatRequest, ChatResult  # noqa: E402
 from chatmemory.services.idle import IdleDelays  # noqa: E402
 from chatmemory.services.memories import NewMemory  # noqa: E402
@@ -137,24 +136,6 @@ EVENING = Session(
 REMEMBER = "Please remember all of this."
 DAY_OF = (BREAKFAST, LUNCH, EVENING)
 SWEEP_AT = timedelta(days=1, hours=3)
-
-
-class ScriptedReplies(OfflineModel):
-    """Answers every chat turn with a ~250-token reply and saves nothing (replies are what
-    the write pipeline reads besides the user's lines)."""
-
-    name = "scripted-250-token-replies"
-
-    def reply(
-        self, prompt: RenderedPrompt, tools: Sequence[ToolSpec], run_tool: ToolRunner
-    ) -> Iterator[ReplyDelta | ReplyDone]:
-        sentence = (
-            "Here is a considered answer that weighs your situation, the constraints you "
-            "mentioned and a couple of alternatives, with one concrete next step. "
-        )
-        text = sentence * 9
-        yield ReplyDelta(text)
-        yield ReplyDone(text=text, usage=Usage(input_tokens=prompt.tokens), stop_reason="end_turn")
 
 
 @dataclass

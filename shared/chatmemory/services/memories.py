@@ -187,23 +187,53 @@ class MemoryService:
         now = self._clock.now()
         if new.valid_until is not None and new.valid_until <= now:
             raise InvalidField("valid_until", "must be in the future")
-        identity = belief_identity(new.category, new.text)
-        for _ in range(_MAX_ID_GENERATIONS):
-            memory_id, existing = self.identity(user_id, new.persona, identity)
-            if existing is not None:
-                # The same belief stated again: new evidence, which keeps it (and revives
-                # it if it had been archived).
-                return Created(self.reinforce(existing), created=False)
-            memory = self._prepared(self._build(user_id, memory_id, new, now))
-            if self._stores.memories.add_memory(memory, [self._event(memory, Op.ADD, actor, now)]):
-                self._publish(memory)
-                self._guard_cap(user_id)
-                return Created(memory, created=True)
-        memory = self._prepared(self._build(user_id, new_memory_id(), new, now))
-        self._stores.memories.add_memory(memory, [self._event(memory, Op.ADD, actor, now)])
-        self._publish(memory)
+        memory, created = self._land(
+            user_id,
+            new.persona,
+            belief_identity(new.category, new.text),
+            lambda memory_id: self._prepared(self._build(user_id, memory_id, new, now)),
+            actor,
+        )
+        if not created:
+            # The same belief stated again: new evidence, which keeps it (and revives it if
+            # it had been archived).
+            return Created(self.reinforce(memory), created=False)
         self._guard_cap(user_id)
         return Created(memory, created=True)
+
+    def _land(
+        self,
+        user_id: str,
+        persona: str,
+        identity: str,
+        build: Callable[[str], Memory],
+        actor: Actor,
+    ) -> tuple[Memory, bool]:
+        """Write the row `build` makes on this belief's id, or return the active row already
+        there (False). An id deleted, made history or held by a hidden row (an expired one)
+        is never reused: the identity moves on a generation."""
+        for generation in range(_MAX_ID_GENERATIONS):
+            memory_id = memory_id_for(user_id, persona, identity, generation)
+            if self._stores.tombstones.get_tombstone(user_id, memory_id) is not None:
+                continue
+            existing = self._stores.memories.get_memory(user_id, memory_id)
+            if existing is not None:
+                if existing.status is Status.ACTIVE:
+                    return existing, False
+                continue
+            memory = build(memory_id)
+            if self._add(memory, actor):
+                return memory, True
+        memory = build(new_memory_id())
+        self._add(memory, actor)
+        return memory, True
+
+    def _add(self, memory: Memory, actor: Actor) -> bool:
+        event = self._event(memory, Op.ADD, actor, memory.created_at)
+        if not self._stores.memories.add_memory(memory, [event]):
+            return False
+        self._publish(memory)
+        return True
 
     def identity(self, user_id: str, persona: str, identity: str) -> tuple[str, Memory | None]:
         """The id this belief lands on (uuid5, seed 003), and the active row already there.
@@ -305,11 +335,8 @@ class MemoryService:
         (a re-run of the same step lands on the same id)."""
         self._require_enabled(memory.user_id, memory.persona)
         write_filter.check("text", memory.text)
-        prepared = self._prepared(memory)
-        event = self._event(prepared, Op.ADD, Actor.EXTRACTOR, memory.created_at)
-        if not self._stores.memories.add_memory(prepared, [event]):
+        if not self._add(self._prepared(memory), Actor.EXTRACTOR):
             return False
-        self._publish(prepared)
         self._guard_cap(memory.user_id)
         return True
 
@@ -652,22 +679,13 @@ class MemoryService:
         self._require_enabled(user_id, new.persona)
         write_filter.check("text", new.text)
         now = self._clock.now()
-        identity = f"rhythm:{new.key}"
-        for generation in range(_MAX_ID_GENERATIONS):
-            memory_id = memory_id_for(user_id, new.persona, identity, generation)
-            if self._stores.tombstones.get_tombstone(user_id, memory_id) is not None:
-                continue
-            existing = self._stores.memories.get_memory(user_id, memory_id)
-            if existing is not None and existing.status is Status.ACTIVE:
-                return existing
-            memory = self._inferred_rhythm(user_id, memory_id, new, now)
-            added = self._event(memory, Op.ADD, Actor.SYSTEM, now)
-            if self._stores.memories.add_memory(memory, [added]):
-                self._publish(memory)
-                return memory
-        memory = self._inferred_rhythm(user_id, new_memory_id(), new, now)
-        self._stores.memories.add_memory(memory, [self._event(memory, Op.ADD, Actor.SYSTEM, now)])
-        self._publish(memory)
+        memory, _ = self._land(
+            user_id,
+            new.persona,
+            f"rhythm:{new.key}",
+            lambda memory_id: self._inferred_rhythm(user_id, memory_id, new, now),
+            Actor.SYSTEM,
+        )
         return memory
 
     def reconfirm_rhythm(

@@ -87,7 +87,7 @@ class Retriever:
             visible = {
                 m.memory_id: m
                 for m in rows
-                if m.status is Status.ACTIVE and not m.is_expired(now) and fading.in_use(m, now)
+                if not m.is_expired(now) and fading.in_use(m, now)  # in use: active, not archived
             }
             recalled += [
                 Recalled(visible[c.memory_id], c.score) for c in chunk if c.memory_id in visible
