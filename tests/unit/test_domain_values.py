@@ -108,6 +108,49 @@ def test_a_384_dimension_vector_packs_small() -> None:
     assert vectors.dimensions(packed) == 384
 
 
+@given(st.lists(st.floats(min_value=-10, max_value=10, allow_nan=False), min_size=2, max_size=1025))
+def test_four_bit_vectors_keep_their_direction_well_enough_to_rank(values: list[float]) -> None:
+    original = np.asarray(values, dtype=np.float32)
+    restored = vectors.unpack(vectors.pack(original, bits=4))
+
+    assert restored.shape == original.shape
+    norms = float(np.linalg.norm(original) * np.linalg.norm(restored))
+    if norms > 1e-3 and float(np.max(np.abs(original))) > 1e-3:
+        assert float(original @ restored) / norms > 0.9
+
+
+def test_a_memory_keeps_its_words_at_eight_bits_and_seven_uses_at_four_in_under_2_kb() -> None:
+    rows = np.random.default_rng(11).normal(size=(8, 384)).astype(np.float32)
+
+    packed = vectors.pack_rows(rows, compact_after=1)
+    restored = vectors.unpack_rows(packed)
+
+    assert len(packed) == vectors.packed_size(384) + 7 * vectors.packed_size(384, bits=4) < 1800
+    assert restored.shape == (8, 384)
+    cosines = np.sum(rows * restored, axis=1) / (
+        np.linalg.norm(rows, axis=1) * np.linalg.norm(restored, axis=1)
+    )
+    assert cosines[0] > 0.999 and np.all(cosines[1:] > 0.98)
+
+
+def test_rows_packed_before_four_bit_codes_existed_still_read() -> None:
+    rows = np.random.default_rng(3).normal(size=(3, 16)).astype(np.float32)
+    eight_bit_only = b"".join(vectors.pack(row) for row in rows)
+
+    assert np.allclose(
+        vectors.unpack_rows(eight_bit_only), vectors.unpack_rows(vectors.pack_rows(rows))
+    )
+
+
+def test_a_cut_off_vector_is_refused_not_misread() -> None:
+    packed = vectors.pack(np.ones(33, dtype=np.float32), bits=4)
+
+    with pytest.raises(InvalidField):
+        vectors.unpack(packed[:-1])
+    with pytest.raises(InvalidField):
+        vectors.unpack_rows(packed + packed[:5])
+
+
 def test_a_temporary_conversation_must_expire() -> None:
     with pytest.raises(InvalidField) as refused:
         Conversation(

@@ -1,4 +1,9 @@
-"""Compact vectors: int8 with one float32 scale, so a row with its vector stays under 2 KB."""
+"""Compact vectors: int8 (or 4-bit) codes with one float32 scale per vector.
+
+A memory's own words are packed at 8 bits; its uses, which only ever vote through their
+best cosines, at 4 bits — measured on bench/data: Recall@5 unchanged to the third digit,
+at half the bytes, so a row keeps up to seven uses and stays near 2.5 KB.
+"""
 
 from __future__ import annotations
 
@@ -10,53 +15,93 @@ import numpy.typing as npt
 
 from chatmemory.domain.errors import InvalidField
 
-_HEADER = struct.Struct("<Hf")  # dims, scale
+_HEADER = struct.Struct("<Hf")  # dims (the top bit set: 4-bit codes), scale
+_FOUR_BITS = 0x8000
+_MAX_DIMS = 0x7FFF
 
 
-def pack(vector: Sequence[float] | npt.NDArray[np.floating]) -> bytes:
-    """int8 codes plus a scale: 384 dims → 390 bytes, cosine error well under 1 %."""
+def pack(vector: Sequence[float] | npt.NDArray[np.floating], *, bits: int = 8) -> bytes:
+    """Codes plus a scale. 8 bits: 384 dims → 390 bytes, cosine error well under 1 %;
+    4 bits: 384 dims → 198 bytes, cosine error ~2 %."""
+    if bits not in (4, 8):
+        raise InvalidField("bits", "must be 4 or 8")
     values = np.asarray(vector, dtype=np.float32)
-    if values.ndim != 1 or values.size == 0 or values.size > 65535:
+    if values.ndim != 1 or values.size == 0 or values.size > _MAX_DIMS:
         raise InvalidField("embedding", "must be a non-empty 1-d vector")
     if not np.all(np.isfinite(values)):
         raise InvalidField("embedding", "must be finite")
+    top = 127 if bits == 8 else 7
     peak = float(np.max(np.abs(values)))
     # A vector this close to zero has no direction worth keeping (and its scale would
     # underflow); it packs as zeros.
-    scale = peak / 127.0 if peak > 1e-30 else 1.0
-    codes = np.clip(np.rint(values / scale), -127, 127).astype(np.int8)
-    header: bytes = _HEADER.pack(values.size, scale)
-    body: bytes = codes.tobytes()
-    return header + body
+    scale = peak / top if peak > 1e-30 else 1.0
+    codes = np.clip(np.rint(values / scale), -top, top).astype(np.int8)
+    if bits == 8:
+        header: bytes = _HEADER.pack(values.size, scale)
+        codes_bytes: bytes = codes.tobytes()
+        return header + codes_bytes
+    nibbles = (codes + 8).astype(np.uint8)  # 1..15
+    if nibbles.size % 2:
+        nibbles = np.append(nibbles, np.uint8(8))
+    body = (nibbles[0::2] << 4) | nibbles[1::2]
+    compact: bytes = _HEADER.pack(values.size | _FOUR_BITS, scale)
+    nibble_bytes: bytes = body.astype(np.uint8).tobytes()
+    return compact + nibble_bytes
+
+
+def _unpack_at(blob: bytes, offset: int) -> tuple[npt.NDArray[np.float32], int]:
+    """The vector packed at `offset`, and where the next one starts."""
+    if len(blob) - offset < _HEADER.size:
+        raise InvalidField("embedding", "is not a packed vector")
+    field, scale = _HEADER.unpack_from(blob, offset)
+    start = offset + _HEADER.size
+    dims = field & _MAX_DIMS
+    if field & _FOUR_BITS:
+        size = (dims + 1) // 2
+        if len(blob) - start < size:
+            raise InvalidField("embedding", "is truncated")
+        packed = np.frombuffer(blob, dtype=np.uint8, count=size, offset=start)
+        nibbles = np.empty(size * 2, dtype=np.int16)
+        nibbles[0::2], nibbles[1::2] = packed >> 4, packed & 0x0F
+        codes = (nibbles[:dims] - 8).astype(np.float32)
+    else:
+        size = dims
+        if len(blob) - start < size:
+            raise InvalidField("embedding", "is truncated")
+        codes = np.frombuffer(blob, dtype=np.int8, count=size, offset=start).astype(np.float32)
+    return codes * np.float32(scale), start + size
 
 
 def unpack(blob: bytes) -> npt.NDArray[np.float32]:
     """The float32 vector `pack` stored (up to quantisation)."""
-    if len(blob) < _HEADER.size:
-        raise InvalidField("embedding", "is not a packed vector")
-    dims, scale = _HEADER.unpack_from(blob)
-    codes = np.frombuffer(blob, dtype=np.int8, offset=_HEADER.size)
-    if codes.size != dims:
+    vector, end = _unpack_at(blob, 0)
+    if end != len(blob):
         raise InvalidField("embedding", "is truncated")
-    return codes.astype(np.float32) * np.float32(scale)
+    return vector
 
 
 def dimensions(blob: bytes) -> int:
-    dims: int = _HEADER.unpack_from(blob)[0]
-    return dims
+    field: int = _HEADER.unpack_from(blob)[0]
+    return field & _MAX_DIMS
 
 
-def packed_size(dimensions: int) -> int:
+def packed_size(dimensions: int, *, bits: int = 8) -> int:
     """Bytes one packed vector of this size takes."""
-    return _HEADER.size + dimensions
+    return _HEADER.size + (dimensions if bits == 8 else (dimensions + 1) // 2)
 
 
-def pack_rows(rows: npt.NDArray[np.floating] | Sequence[Sequence[float]]) -> bytes:
-    """Several vectors in one blob (e.g. what a memory says, then what it is useful for)."""
+def pack_rows(
+    rows: npt.NDArray[np.floating] | Sequence[Sequence[float]], *, compact_after: int | None = None
+) -> bytes:
+    """Several vectors in one blob (what a memory says, then what it is useful for); the
+    rows from `compact_after` on are packed at 4 bits."""
     matrix = np.asarray(rows, dtype=np.float32)
     if matrix.ndim != 2 or matrix.shape[0] == 0:
         raise InvalidField("embedding", "must be a non-empty list of vectors")
-    return b"".join(pack(row) for row in matrix)
+    return b"".join(
+        pack(row, bits=4 if compact_after is not None and i >= compact_after else 8)
+        for i, row in enumerate(matrix)
+    )
 
 
 def unpack_rows(blob: bytes) -> npt.NDArray[np.float32]:
@@ -64,11 +109,8 @@ def unpack_rows(blob: bytes) -> npt.NDArray[np.float32]:
     rows = []
     offset = 0
     while offset < len(blob):
-        dims, scale = _HEADER.unpack_from(blob, offset)
-        start = offset + _HEADER.size
-        codes = np.frombuffer(blob, dtype=np.int8, count=dims, offset=start)
-        rows.append(codes.astype(np.float32) * np.float32(scale))
-        offset = start + dims
+        row, offset = _unpack_at(blob, offset)
+        rows.append(row)
     if not rows:
         raise InvalidField("embedding", "is not a packed vector")
     return np.stack(rows)
