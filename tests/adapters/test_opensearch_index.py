@@ -454,15 +454,16 @@ def test_search_filters_on_user_status_and_expiry_inside_the_knn_clause(
 
     (request,) = searches(fake)
     assert request.path == "/memories/_search"
-    # Efficient filtering: the filter is a parameter of the knn clause, not a post-filter
+    # Efficient filtering: the filter is a parameter of the knn clause, not a post-filter;
+    # eight rows asked per memory wanted (its words and up to seven uses)
     assert request.body == {
-        "size": 20,
+        "size": 40,
         "_source": ["memory_id", "row"],
         "query": {
             "knn": {
                 "embedding": {
                     "vector": SAYS,
-                    "k": 20,
+                    "k": 40,
                     "filter": {"bool": {"filter": visible_filter(ALICE, 1_796_029_200_000)}},
                 }
             }

@@ -74,14 +74,15 @@ class ExactIndex(VectorIndex):
         hits = []
         for i in chosen:
             start, end = int(state.first_row[i]), int(ends[i])
-            useful = float(np.max(row_scores[start + 1 : end])) if end - start > 1 else None
+            uses = tuple(float(s) for s in np.sort(row_scores[start + 1 : end])[::-1])
             digest = state.digests[i]
             hits.append(
                 VectorHit(
                     digest.memory_id,
                     float(best[i]),
                     said=float(row_scores[start]),
-                    useful=useful,
+                    useful=uses[0] if uses else None,
+                    uses=uses,
                     importance=digest.importance,
                     borrowed_uses=digest.borrowed_uses,
                 )

@@ -48,7 +48,10 @@ from chatmemory.ports.vector_index import VectorHit, VectorIndex
 
 VECTOR_FIELD = "embedding"
 DEFAULT_REFRESH_LAG_SECONDS = 60.0  # classic vector collections; NextGen refreshes in ~10 s
-DEFAULT_ROWS_PER_MEMORY = 4  # what a memory says + a few "useful for" rows
+# What a memory says + up to seven "useful for" rows. Asking for this many rows per memory
+# wanted leaves room on the page for several rows of each near memory, which relevance
+# blends (the best use, the best two); a row not on the page is unknown, never guessed.
+DEFAULT_ROWS_PER_MEMORY = 8
 MAX_DIMENSIONS = 16_000  # what a Serverless vector collection accommodates
 # The largest page OpenSearch returns (index.max_result_window) and the largest knn `k`.
 MAX_WINDOW = 10_000
@@ -323,19 +326,27 @@ def _best_per_memory(hits: Sequence[Mapping[str, Any]]) -> dict[str, VectorHit]:
     make the page is simply unknown (None), never guessed.
     """
     said: dict[str, float] = {}
-    useful: dict[str, float] = {}
+    uses: dict[str, dict[int, float]] = {}
     for hit in hits:
         source = hit["_source"]
         memory_id = str(source["memory_id"])
         score = cosine_from_score(float(hit["_score"]))
-        kind = said if int(source.get("row", 0)) == 0 else useful
-        if score > kind.get(memory_id, -2.0):
-            kind[memory_id] = score
+        row = int(source.get("row", 0))
+        if row == 0:
+            said[memory_id] = max(score, said.get(memory_id, -2.0))
+        else:
+            rows = uses.setdefault(memory_id, {})
+            rows[row] = max(score, rows.get(row, -2.0))
     best: dict[str, VectorHit] = {}
-    for memory_id in {*said, *useful}:
-        scores = [s for s in (said.get(memory_id), useful.get(memory_id)) if s is not None]
+    for memory_id in {*said, *uses}:
+        found = tuple(sorted(uses.get(memory_id, {}).values(), reverse=True))
+        scores = [s for s in (said.get(memory_id), *found[:1]) if s is not None]
         best[memory_id] = VectorHit(
-            memory_id, max(scores), said=said.get(memory_id), useful=useful.get(memory_id)
+            memory_id,
+            max(scores),
+            said=said.get(memory_id),
+            useful=found[0] if found else None,
+            uses=found,
         )
     return best
 

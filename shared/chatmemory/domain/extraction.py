@@ -33,6 +33,7 @@ from chatmemory.domain.threads import (
     meta_of,
 )
 from chatmemory.domain.time import require_utc
+from chatmemory.domain.uses import clean_uses
 from chatmemory.domain.write_filter import instruction_shape
 
 IMPORTANCE_FLOOR = 3
@@ -118,8 +119,7 @@ class Candidate:
                 object.__setattr__(self, name, require_utc(name, value))
         if self.valid_from and self.valid_until and self.valid_until <= self.valid_from:
             raise InvalidField("valid_until", "must come after valid_from")
-        uses = tuple(str(use).strip()[:80] for use in self.uses if str(use).strip())[:6]
-        object.__setattr__(self, "uses", uses)
+        object.__setattr__(self, "uses", clean_uses(self.uses))
 
     def _check_thread_fields(self) -> None:
         """A thread's fields only on a thread (its text one short sentence, its anchors

@@ -134,6 +134,19 @@ CATEGORY_DESCRIPTIONS: Mapping[str, str] = {
 }
 
 
+#: what the extractor and save_memory may give per memory (the rule asks for five to
+#: seven) and how long each may be: every use is indexed as its own vector
+MAX_USES = 7
+MIN_USES = 3
+USE_CHARS = 80
+
+
+def clean_uses(given: Sequence[object]) -> tuple[str, ...]:
+    """The uses worth indexing: non-empty, each cut to USE_CHARS, at most MAX_USES."""
+    cleaned = (str(use).strip()[:USE_CHARS] for use in given)
+    return tuple(use for use in cleaned if use)[:MAX_USES]
+
+
 def uses_for(category: str, given: Sequence[str] = ()) -> tuple[str, ...]:
     """The uses to index: the memory's own if it has any, else its category's."""
     own = tuple(use.strip() for use in given if use and use.strip())

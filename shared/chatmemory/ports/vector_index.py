@@ -16,6 +16,7 @@ class VectorHit:
     score: float  # cosine similarity, best of the memory's vectors
     said: float | None = None  # cosine to what the memory says (row 0), if known
     useful: float | None = None  # best cosine to what it is useful for (rows 1+), if any
+    uses: tuple[float, ...] = ()  # the cosine of every use row the index saw, best first
     # Known to an index that reads the store itself (so its hits are visible rows):
     importance: int | None = None
     borrowed_uses: bool | None = None

@@ -25,6 +25,7 @@ from chatmemory.domain.extraction import looks_pasted
 from chatmemory.domain.ids import new_conversation_id, new_event_id
 from chatmemory.domain.secrets import find_secret, without_secrets
 from chatmemory.domain.tokens import estimate_tokens
+from chatmemory.domain.uses import MAX_USES, clean_uses
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.jobs import Jobs
 from chatmemory.ports.model import Model, ReplyDelta, ReplyDone, ToolCall, ToolSpec
@@ -62,7 +63,7 @@ SAVE_MEMORY = ToolSpec(
             "uses": {
                 "type": "array",
                 "items": {"type": "string"},
-                "maxItems": 6,
+                "maxItems": MAX_USES,
                 "description": "short requests this fact should change, as the user would ask them",
             },
             "importance": {"type": "integer", "minimum": 1, "maximum": 10},
@@ -138,7 +139,7 @@ class _Saves:
             persona=self.context.persona,
             key=rules.key(str(key)) if key else None,
             importance=min(10, max(1, importance)),
-            uses=tuple(str(use)[:80] for use in uses[:6] if str(use).strip()),
+            uses=clean_uses(uses),
         )
         return new, self._numbered(arguments.get("replaces"))
 

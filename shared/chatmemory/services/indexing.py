@@ -1,8 +1,8 @@
 """Gives each memory its vectors on write, and keeps the vector index in step with the store.
 
 Vectors are computed once per memory and stored with the row (so the index can always be
-rebuilt): row 0 embeds what the memory says, the next rows one use each — as many as fit
-the row's vector budget (a memory row with its vectors stays under 2 KB).
+rebuilt): row 0 embeds what the memory says (8-bit codes), the next rows one use each
+(4-bit codes) — up to seven, as many as fit the row's vector budget.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ import numpy as np
 
 from chatmemory.domain import rules, vectors
 from chatmemory.domain.memory import Memory
-from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, uses_for
+from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, MAX_USES, uses_for
 from chatmemory.ports.embedder import Embedder, Vectors
 from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.relevance import USES_FROM_CATEGORY
@@ -53,7 +53,7 @@ class MemoryIndexer:
         uses, borrowed = self.uses_of(memory)
         try:
             texts = [memory.text, *uses[: self.max_uses]]
-            embedding = vectors.pack_rows(self.embedder.embed(texts))
+            embedding = vectors.pack_rows(self.embedder.embed(texts), compact_after=1)
         except Exception as exc:  # degrade: store the memory, embed it on a later read
             log.warning("embedding failed on write", extra={"error_type": type(exc).__name__})
             return memory
@@ -67,8 +67,10 @@ class MemoryIndexer:
     @property
     def max_uses(self) -> int:
         """How many use vectors fit beside the text's within the row's vector budget."""
-        row_bytes = vectors.packed_size(self.embedder.dimensions)
-        return max(0, _VECTOR_BUDGET_BYTES // row_bytes - 1)
+        dimensions = self.embedder.dimensions
+        room = _VECTOR_BUDGET_BYTES - vectors.packed_size(dimensions)
+        fitting = room // vectors.packed_size(dimensions, bits=4)
+        return max(0, min(MAX_USES, fitting))
 
     def uses_of(self, memory: Memory) -> tuple[tuple[str, ...], bool]:
         """The memory's uses, and whether they were borrowed from its category."""
@@ -116,7 +118,9 @@ class MemoryIndexer:
 
 # Below this cosine a description is no better than a guess (MiniLM scale).
 _CATEGORY_FLOOR = 0.15
-# Vectors per row: keys, ids, timestamps and the text take ~750 bytes of a DynamoDB item,
-# so ~1.2 KB of vectors keeps a row under 2 KB (bench/storage.py). With MiniLM that is
-# the text plus two uses; a third use would add ~4 points of Recall@5 (dev) and ~390 B.
-_VECTOR_BUDGET_BYTES = 1200
+# Vectors per row: keys, ids, timestamps, the text and its uses' words take ~900 bytes of
+# a DynamoDB item, so ~1.8 KB of vectors keeps a row near 2.7 KB (bench/storage.py). With
+# MiniLM that is the text plus seven uses at 4 bits (from two at 8 bits: test Recall@5
+# +0.05 on bench/data with the same uses); Titan at 1024 dimensions fits one use, at 512
+# four.
+_VECTOR_BUDGET_BYTES = 1800

@@ -25,7 +25,7 @@ from chatmemory.domain.memory import Kind, StatedBy
 from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
 from chatmemory.domain.routing import Action
 from chatmemory.domain.threads import THREAD_TEXT_MAX, Cadence, Response
-from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS
+from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, MAX_USES, MIN_USES, USE_CHARS
 
 RECORD_MEMORIES = "record_memories"
 RECORD_ROOM_MEMORIES = "record_room_memories"
@@ -191,8 +191,8 @@ def _record_memories_tool(max_items: int) -> ToolParam:
                             "uses": {
                                 "type": "array",
                                 "items": {"type": "string"},
-                                "minItems": 3,
-                                "maxItems": 6,
+                                "minItems": MIN_USES,
+                                "maxItems": MAX_USES,
                             },
                             **_THREAD_FIELDS,
                         },
