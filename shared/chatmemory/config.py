@@ -22,6 +22,7 @@ from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.jobs import Jobs, JobsRunHere, PipelineStarter, PurgeStarter
 from chatmemory.ports.model import Model
+from chatmemory.ports.reranker import Reranker
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.chat import ChatService
@@ -48,6 +49,7 @@ StoreKind = Literal["sqlite", "dynamodb"]
 EmbedderKind = Literal["auto", "minilm", "hashing", "titan"]
 IndexKind = Literal["exact", "opensearch"]
 ModelKind = Literal["auto", "offline", "claude", "bedrock"]
+RerankerKind = Literal["none", "bedrock"]
 JobsKind = Literal["local", "sqs"]
 PipelineKind = Literal["local", "stepfunctions"]
 SQLITE_FILE = "chatmemory.sqlite3"
@@ -147,6 +149,9 @@ class _Environment(BaseSettings):
     CHATMEMORY_OPENSEARCH_ENDPOINT: str | None = None
     CHATMEMORY_OPENSEARCH_INDEX: str = "memories"
     CHATMEMORY_RECALL_THRESHOLD: OptionalNumber = None
+    CHATMEMORY_RERANKER: RerankerKind = "none"
+    CHATMEMORY_RERANK_MODEL: OptionalText = None
+    CHATMEMORY_RERANK_REGION: OptionalText = None
     CHATMEMORY_MODEL_CACHE: OptionalPath = None
     XDG_CACHE_HOME: str | None = None
     CHATMEMORY_MODEL: ModelKind = "auto"
@@ -217,6 +222,11 @@ class Settings:
     opensearch_endpoint: str | None = None
     opensearch_index: str = "memories"
     recall_threshold: float | None = None
+    # A cross-encoder that reorders the memories recall chose (off by default): Bedrock's
+    # Rerank on AWS, in a region that offers the model (it may differ from the stack's).
+    reranker: RerankerKind = "none"
+    rerank_model: str | None = None
+    rerank_region: str | None = None
     model_cache: Path = field(
         default_factory=lambda: default_model_cache(os.environ.get("XDG_CACHE_HOME"))
     )
@@ -268,6 +278,9 @@ class Settings:
             opensearch_endpoint=env.CHATMEMORY_OPENSEARCH_ENDPOINT,
             opensearch_index=env.CHATMEMORY_OPENSEARCH_INDEX,
             recall_threshold=env.CHATMEMORY_RECALL_THRESHOLD,
+            reranker=env.CHATMEMORY_RERANKER,
+            rerank_model=env.CHATMEMORY_RERANK_MODEL,
+            rerank_region=env.CHATMEMORY_RERANK_REGION,
             model_cache=env.CHATMEMORY_MODEL_CACHE or default_model_cache(env.XDG_CACHE_HOME),
             model=env.CHATMEMORY_MODEL,
             anthropic_api_key=env.ANTHROPIC_API_KEY,
@@ -293,6 +306,10 @@ class Settings:
         ):
             needs = "the opensearch index needs an endpoint and AWS_REGION"
             raise ConfigurationError({"CHATMEMORY_OPENSEARCH_ENDPOINT": needs})
+        if settings.reranker == "bedrock" and not (settings.rerank_region or settings.region):
+            raise ConfigurationError(
+                {"CHATMEMORY_RERANK_REGION": "the bedrock reranker needs a region"}
+            )
         if settings.store == "dynamodb" and not (settings.table_name and settings.region):
             raise ConfigurationError(
                 {"CHATMEMORY_TABLE_NAME": "the dynamodb store needs a table name and AWS_REGION"}
@@ -409,8 +426,40 @@ class Container:
         return RelevanceModel(self.embedder, params)
 
     @cached_property
+    def reranker(self) -> Reranker | None:
+        """The cross-encoder recall's few qualified memories go through, if one is chosen."""
+        if self.settings.reranker != "bedrock":
+            return None
+        import boto3  # noqa: PLC0415 - AWS only
+        from botocore.config import Config  # noqa: PLC0415
+
+        from chatmemory.adapters.bedrock_reranker import (  # noqa: PLC0415
+            DEFAULT_MODEL_ID,
+            BedrockReranker,
+            model_arn,
+        )
+
+        region = self.settings.rerank_region or self.settings.region
+        assert region  # from_env refuses a bedrock reranker without one
+        # Recall waits on it: a slow answer is dropped for recall's own order.
+        client = boto3.client(
+            "bedrock-agent-runtime",
+            region_name=region,
+            config=Config(connect_timeout=1, read_timeout=2, retries={"max_attempts": 1}),
+        )
+        model = self.settings.rerank_model or DEFAULT_MODEL_ID
+        return BedrockReranker(client, model_arn=model_arn(region, model))
+
+    @cached_property
     def retriever(self) -> Retriever:
-        return Retriever(self.stores, self.embedder, self.index, self.clock, self.relevance)
+        return Retriever(
+            self.stores,
+            self.embedder,
+            self.index,
+            self.clock,
+            self.relevance,
+            reranker=self.reranker,
+        )
 
     @cached_property
     def recall(self) -> RecallService:

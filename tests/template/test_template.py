@@ -449,9 +449,52 @@ def test_the_functions_may_call_the_collections_data_plane() -> None:
 CHAT_FUNCTIONS = ("ChatFunction", "ChatStreamFunction")
 
 
-def _statements(transformed: dict[str, Any], role: str) -> list[dict[str, Any]]:
+def _statements(
+    transformed: dict[str, Any], role: str, parameters: dict[str, str] | None = None
+) -> list[dict[str, Any]]:
+    """The role's statements as deployed with these parameter values (the defaults for the
+    rest): a policy under a condition counts only when its condition holds."""
     policies = transformed["Resources"][role]["Properties"].get("Policies", [])
-    return [statement for policy in policies for statement in policy["PolicyDocument"]["Statement"]]
+    chosen = [_resolved(policy, transformed, parameters or {}) for policy in policies]
+    return [
+        statement
+        for policy in chosen
+        if policy is not None
+        for statement in policy["PolicyDocument"]["Statement"]
+    ]
+
+
+def _resolved(
+    value: Any, template: dict[str, Any], parameters: dict[str, str]
+) -> dict[str, Any] | None:
+    """A policy, or the branch of its Fn::If the condition picks (None: AWS::NoValue)."""
+    if isinstance(value, dict) and "Fn::If" in value:
+        condition, then, otherwise = value["Fn::If"]
+        picked = (
+            then if _holds(template["Conditions"][condition], template, parameters) else otherwise
+        )
+        return _resolved(picked, template, parameters)
+    if value == {"Ref": "AWS::NoValue"}:
+        return None
+    resolved: dict[str, Any] = value
+    return resolved
+
+
+def _holds(condition: Any, template: dict[str, Any], parameters: dict[str, str]) -> bool:
+    """A condition of Fn::Equals, Fn::Not and Ref to parameters, as CloudFormation reads it."""
+    if "Fn::Not" in condition:
+        return not _holds(condition["Fn::Not"][0], template, parameters)
+    if "Condition" in condition:
+        return _holds(template["Conditions"][condition["Condition"]], template, parameters)
+    left, right = (_parameter(side, template, parameters) for side in condition["Fn::Equals"])
+    return bool(left == right)
+
+
+def _parameter(value: Any, template: dict[str, Any], parameters: dict[str, str]) -> Any:
+    if isinstance(value, dict) and "Ref" in value:
+        name = value["Ref"]
+        return parameters.get(name, template["Parameters"][name].get("Default"))
+    return value
 
 
 def _allows(statement: dict[str, Any], action: str) -> bool:
@@ -973,3 +1016,31 @@ def test_the_nightly_review_runs_every_night_on_the_table_alone() -> None:
     assert "Environment" not in properties or "CHATMEMORY_ANTHROPIC_SECRET_NAME" not in str(
         properties.get("Environment")
     )
+
+
+# --- the reranker: off by default ----------------------------------------------------
+
+
+def test_the_reranker_is_off_unless_the_stack_turns_it_on(transformed: dict[str, Any]) -> None:
+    for function in CHAT_FUNCTIONS:
+        variables = resource_properties(function)["Environment"]["Variables"]
+        assert variables["CHATMEMORY_RERANKER"] == {"Ref": "Reranker"}, function
+        assert load_template()["Parameters"]["Reranker"]["Default"] == "none"
+        default = _statements(transformed, f"{function}Role")
+        assert not any(_allows(statement, "bedrock:Rerank") for statement in default), function
+
+
+def test_a_stack_with_the_reranker_on_may_call_rerank_and_only_its_model(
+    transformed: dict[str, Any],
+) -> None:
+    for function in CHAT_FUNCTIONS:
+        on = _statements(transformed, f"{function}Role", {"Reranker": "bedrock"})
+
+        rerank = [s for s in on if _allows(s, "bedrock:Rerank")]
+        assert rerank and all(s["Effect"] == "Allow" for s in rerank), function
+        model = [
+            s
+            for s in on
+            if _allows(s, "bedrock:InvokeModel") and "RerankModelId" in json.dumps(s["Resource"])
+        ]
+        assert len(model) == 1, function

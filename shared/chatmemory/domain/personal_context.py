@@ -74,9 +74,75 @@ _FIRST_PERSON = re.compile(
 )
 _NEAREST = 3
 
+#: Nouns a person puts after "my" or "our" for their own life: places, people, animals,
+#: work, studies, health, money, plans, belongings and routines. "Which station is
+#: closest to my place?" reads like trivia to the examples, but only its asker's place
+#: answers it. Not here: nouns that usually name something pasted into the message
+#: (code, a sentence, a list) and words that say nothing (thing, question, idea).
+LIFE_NOUNS: frozenset[str] = frozenset(
+    """
+    home house apartment place room bedroom kitchen bathroom garage basement yard
+    backyard garden balcony lawn neighborhood hometown commute landlord roommate lease
+    rent mortgage deposit furniture couch bed mattress closet fridge oven dishwasher
+    boiler thermostat roof shower renovation neighbor family wife husband partner spouse
+    boyfriend girlfriend fiance fiancee ex mom mum mother dad father parent son daughter
+    child children kid baby toddler teenager brother sister sibling grandma grandpa
+    grandmother grandfather grandparent grandchild aunt uncle cousin niece nephew in-
+    laws mother-in-law friend relationship marriage household nanny babysitter dog cat
+    puppy kitten pet hamster rabbit parrot bird fish aquarium horse turtle chicken vet
+    job boss manager coworker colleague team client customer employer company business
+    startup shop salary paycheck raise promotion interview career shift internship
+    workload deadline meeting office supervisor mentor pension retirement school teacher
+    professor tutor classmate course degree major thesis dissertation exam homework
+    semester finals grade gpa scholarship tuition university college dorm kindergarten
+    daycare advisor graduation knee back shoulder neck hip ankle wrist elbow foot feet
+    tooth teeth skin hair eye stomach gut heart cholesterol weight allergy asthma
+    migraine pain injury sleep insomnia anxiety depression mood therapist therapy doctor
+    dentist physio medication meds prescription insulin diabetes pregnancy period
+    symptom condition diagnosis surgery recovery acne glasses braces fitness workout
+    checkup health body intolerance diet breakfast lunch dinner meal pantry leftover
+    sourdough bread grill coffee grocery budget savings finances bank account debt loan
+    bill tax income investment spending subscription insurance wallet trip vacation
+    holiday honeymoon flight itinerary passport visa luggage suitcase hotel booking
+    layover league club game gym coach trainer practice training run marathon race bike
+    bicycle guitar piano band choir hobby camera plant houseplant yoga hike sneaker shoe
+    racket season lesson schedule calendar routine morning weekend week alarm bedtime
+    plan appointment errand chore habit goal phone laptop computer tablet printer router
+    wifi tv monitor headphone smartwatch watch car motorcycle license stroller setup
+    birthday anniversary wedding party reunion funeral date clothes outfit jacket
+    skincare haircut lawyer accountant contractor mechanic church
+    """.split()  # noqa: SIM905 - a reviewed word list reads best as prose
+)
+# "my place", "our new place", "my weekly game": a life noun within three words of the
+# possessive.
+_POSSESSIVE = re.compile(r"\b(?:my|our)((?:\s+[\w'-]+){1,3})", re.IGNORECASE)
+#: what naming one's own life adds to the gate's score: enough to open the gate for any
+#: message the examples do not call plainly impersonal
+OWN_LIFE_BONUS = 0.25
+
 
 def speaks_of_self(text: str) -> bool:
     return bool(_FIRST_PERSON.search(text))
+
+
+def names_own_life(text: str) -> bool:
+    """Whether the message refers to the asker's own place, people, work, body, plans or
+    things ("my commute", "our anniversary", "my weekly game")."""
+    for match in _POSSESSIVE.finditer(text):
+        if any(_life_noun(word) for word in match.group(1).split()):
+            return True
+    return False
+
+
+def _life_noun(word: str) -> bool:
+    folded = word.casefold().strip("'\u2019")
+    folded = folded.removesuffix("'s").removesuffix("\u2019s")
+    if folded in LIFE_NOUNS:
+        return True
+    for suffix, ending in (("ies", "y"), ("es", ""), ("s", "")):
+        if folded.endswith(suffix) and folded[: -len(suffix)] + ending in LIFE_NOUNS:
+            return True
+    return False
 
 
 def nearest_mean(similarities: Sequence[float], k: int = _NEAREST) -> float:
@@ -97,4 +163,6 @@ def personal_context_score(
     `personal` / `impersonal` are the message's similarities to each set of examples.
     """
     score = nearest_mean(personal) - nearest_mean(impersonal)
+    if names_own_life(text):
+        return score + OWN_LIFE_BONUS
     return score + (self_reference_bonus if speaks_of_self(text) else 0.0)

@@ -5,13 +5,16 @@ is only reported):
 1. the gate: does this message need personal context at all? (domain/personal_context)
    If not, nothing is recalled and the index is not even searched.
 2. the match: for each candidate, what it says and what it is useful for —
-   (1 - β)·cos(message, words) + β·cos(message, best use) + w·importance/10,
-   with β larger for uses written for this memory than for uses borrowed from its
-   category, which say less about it.
+   (1 - β)·cos(message, words) + β·fit(uses) + w·importance/10, where fit blends the best
+   use's cosine with the mean of the best two and of them all (a memory several of whose
+   uses fit the message is a safer bet than one with a single lucky phrase), and β is
+   larger for uses written for this memory than for uses borrowed from its category,
+   which say less about it.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -36,26 +39,53 @@ class Candidate:
     useful: float | None  # best cosine to what it is useful for (None: no uses indexed)
     importance: int
     borrowed_uses: bool  # its uses came from its category, not from the memory itself
+    uses: tuple[float, ...] = ()  # the cosine to each use known, best first
 
 
 @dataclass(frozen=True, slots=True)
 class RelevanceParams:
-    """One embedder's calibration. `gate_floor=None` switches the gate off."""
+    """One embedder's calibration. `gate_floor=None` switches the gate off.
+
+    A turn gets memories only if its best candidate scores `threshold` or more; the others
+    join it from `companion_threshold` on (None: the same bar). Whether a turn gets any
+    memory decides injection; the companions decide whether a question that needs two facts
+    gets both.
+    """
 
     threshold: float
     gate_floor: float | None
+    companion_threshold: float | None = None
     self_reference_bonus: float = 0.02
     own_uses_weight: float = 0.5
     category_uses_weight: float = 0.1
     importance_weight: float = 0.2
+    #: how the uses' cosines make one fit: the best one, the mean of the best two, the mean
+    #: of them all (the rest of the weight goes to the best one)
+    top_two_weight: float = 0.0
+    all_uses_weight: float = 0.0
     calibrated: bool = True
 
 
-#: Measured with bench/retrieval.py on the dev split (MiniLM). Titan has not been
-#: measured here (no AWS account): it starts from MiniLM's values and is marked so.
+#: MiniLM: chosen by bench/calibrate.py on the dev splits of both sets in bench/data: the
+#: weights of own uses on the single user with extractor-written uses, the weight of
+#: borrowed uses on the thirty users whose memories were typed through the API, and the
+#: gate's floor and both bars on the two together (each set's injection at most 0.05; of
+#: the settings within one standard error of the best recall, the strictest).
+#: Titan has not been measured here (no AWS account): it starts from MiniLM's values and
+#: is marked so; bench/calibrate.py --embedder titan calibrates it where an account exists.
+_MINILM = RelevanceParams(
+    threshold=0.32,
+    gate_floor=0.04,
+    companion_threshold=0.28,
+    own_uses_weight=0.9,
+    category_uses_weight=0.7,
+    importance_weight=0.2,
+    top_two_weight=0.5,
+    all_uses_weight=0.0,
+)
 CALIBRATION: dict[str, RelevanceParams] = {
-    "minilm-l6-v2": RelevanceParams(threshold=0.30, gate_floor=0.04),
-    "titan-v2": RelevanceParams(threshold=0.30, gate_floor=0.04, calibrated=False),
+    "minilm-l6-v2": _MINILM,
+    "titan-v2": dataclasses.replace(_MINILM, calibrated=False),
     # Hashing vectors know spelling, not meaning: no gate, plain similarity (tests only).
     "hashing": RelevanceParams(
         threshold=0.35,
@@ -68,20 +98,18 @@ CALIBRATION: dict[str, RelevanceParams] = {
 
 
 def params_for(embedder_name: str, threshold: float | None = None) -> RelevanceParams:
+    """The embedder's calibration; an explicit `threshold` moves both bars together."""
     chosen = next(
         (params for family, params in CALIBRATION.items() if embedder_name.startswith(family)),
         RelevanceParams(threshold=0.30, gate_floor=0.04, calibrated=False),
     )
     if threshold is None:
         return chosen
-    return RelevanceParams(
+    companion = chosen.companion_threshold
+    return dataclasses.replace(
+        chosen,
         threshold=threshold,
-        gate_floor=chosen.gate_floor,
-        self_reference_bonus=chosen.self_reference_bonus,
-        own_uses_weight=chosen.own_uses_weight,
-        category_uses_weight=chosen.category_uses_weight,
-        importance_weight=chosen.importance_weight,
-        calibrated=chosen.calibrated,
+        companion_threshold=None if companion is None else companion - chosen.threshold + threshold,
     )
 
 
@@ -96,6 +124,11 @@ class RelevanceModel:
     @property
     def threshold(self) -> float:
         return self.params.threshold
+
+    @property
+    def companion_threshold(self) -> float:
+        bar = self.params.companion_threshold
+        return self.params.threshold if bar is None else min(bar, self.params.threshold)
 
     def warm_up(self) -> None:
         """Embed the gate's examples now (a server does this before it reports ready)."""
@@ -133,7 +166,23 @@ class RelevanceModel:
     def match(self, candidate: Candidate) -> float:
         params = self.params
         prior = params.importance_weight * candidate.importance / 10
-        if candidate.useful is None:
+        fit = self.uses_fit(candidate)
+        if fit is None:
             return candidate.said + prior
         beta = params.category_uses_weight if candidate.borrowed_uses else params.own_uses_weight
-        return (1 - beta) * candidate.said + beta * candidate.useful + prior
+        return (1 - beta) * candidate.said + beta * fit + prior
+
+    def uses_fit(self, candidate: Candidate) -> float | None:
+        """How well the memory's uses fit the message, on the cosine scale."""
+        ranked = candidate.uses
+        if not ranked:
+            return candidate.useful
+        params = self.params
+        top_two = sum(ranked[:2]) / len(ranked[:2])
+        everything = sum(ranked) / len(ranked)
+        best_weight = 1.0 - params.top_two_weight - params.all_uses_weight
+        return (
+            best_weight * ranked[0]
+            + params.top_two_weight * top_two
+            + params.all_uses_weight * everything
+        )

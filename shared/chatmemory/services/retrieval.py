@@ -3,7 +3,9 @@
 gate (does this message need personal context at all?) → index candidates, plus the
 store's fresh writes a lagging index may not show yet → only memories the store still
 shows as active (tombstones, expiry and history are filtered in code, never trusted to
-the index) → relevance → top 5 above a per-embedder threshold → their rows, re-read.
+the index) → relevance → the best memory must clear the threshold; up to four more join
+it at the lower companion bar (a question often needs two facts, and the second reads
+weaker) → their rows, re-read → optionally a reranker reorders the few that qualified.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from chatmemory.domain.ranking import TURN_LIMIT, Scored, select_for_turn
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder, Vectors
 from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.reranker import Reranker, RerankerUnavailable
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorHit, VectorIndex
 from chatmemory.services.relevance import USES_FROM_CATEGORY, Candidate, RelevanceModel
@@ -32,10 +35,26 @@ _CANDIDATES = 40
 _FRESH_MARGIN = timedelta(seconds=30)
 
 
+#: how many of the qualified memories a reranker is shown (it reorders, never adds)
+RERANK_POOL = 15
+
+
 @dataclass(frozen=True, slots=True)
 class Recalled:
     memory: Memory
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class RecallTrace:
+    """What one turn's recall decided, for the benchmark: the gate's score and verdict,
+    every candidate's match (gate not applied), and the ids it sent, in order."""
+
+    gate: float
+    gate_open: bool
+    matches: dict[str, float]
+    sent: tuple[str, ...]
+    reranked: bool = False
 
 
 class Retriever:
@@ -48,6 +67,7 @@ class Retriever:
         relevance: RelevanceModel,
         *,
         limit: int = TURN_LIMIT,
+        reranker: Reranker | None = None,
     ) -> None:
         self._stores = stores
         self._embedder = embedder
@@ -55,30 +75,65 @@ class Retriever:
         self._clock = clock
         self._relevance = relevance
         self._limit = limit
+        self._reranker = reranker
 
     @property
     def relevance(self) -> RelevanceModel:
         return self._relevance
+
+    def with_relevance(self, relevance: RelevanceModel) -> Retriever:
+        """The same retriever judging with another calibration (the benchmark's curves)."""
+        return Retriever(
+            self._stores,
+            self._embedder,
+            self._index,
+            self._clock,
+            relevance,
+            limit=self._limit,
+            reranker=self._reranker,
+        )
 
     def recall(self, user_id: str, message: str, *, persona: str | None = None) -> list[Recalled]:
         """Up to five of the user's active memories worth putting in front of this message.
 
         Most messages need none: when the gate says so, the index is not even searched.
         """
+        return self._recall(user_id, message, persona)[0]
+
+    def trace(self, user_id: str, message: str, *, persona: str | None = None) -> RecallTrace:
+        """What `recall` decides for this message and why (nothing is recorded as used)."""
         query = self._embedder.embed([message])[0]
-        if not self._relevance.needs_memory(message, query):
-            return []
-        scored = self._scored(user_id, message, query, persona)
-        qualified = select_for_turn(
-            [Scored(memory_id, score) for memory_id, score in scored.items()],
-            threshold=self._relevance.threshold,
-            limit=len(scored),
+        gate = self._relevance.personal_context(message, query)
+        matches = self._scored(user_id, message, query, persona, gated=False)
+        recalled, reranked = self._recall(user_id, message, persona, query=query)
+        return RecallTrace(
+            gate=gate,
+            gate_open=self._relevance.needs_memory(message, query),
+            matches=matches,
+            sent=tuple(item.memory.memory_id for item in recalled),
+            reranked=reranked,
         )
+
+    def _recall(
+        self,
+        user_id: str,
+        message: str,
+        persona: str | None,
+        *,
+        query: Vectors | None = None,
+    ) -> tuple[list[Recalled], bool]:
+        if query is None:
+            query = self._embedder.embed([message])[0]
+        if not self._relevance.needs_memory(message, query):
+            return [], False
+        scored = self._scored(user_id, message, query, persona)
+        qualified = self._qualified(scored)
         # The store has the last word: only rows it still shows may enter a prompt. Read
         # the best few; if some vanished meanwhile, the next ones take their places.
+        wanted = RERANK_POOL if self._reranker is not None else self._limit
         recalled: list[Recalled] = []
         now = self._clock.now()
-        batch = self._limit * 2
+        batch = max(self._limit * 2, wanted)
         for start in range(0, len(qualified), batch):
             chunk = qualified[start : start + batch]
             rows = self._stores.memories.get_memories(user_id, [c.memory_id for c in chunk])
@@ -92,11 +147,43 @@ class Retriever:
             recalled += [
                 Recalled(visible[c.memory_id], c.score) for c in chunk if c.memory_id in visible
             ]
-            if len(recalled) >= self._limit:
+            if len(recalled) >= wanted:
                 break
         # Retention weighs into the order: of two near matches, the fresher belief first.
         weighed = fading.weighted([(item.memory, item.score) for item in recalled], now)
-        return [Recalled(memory, score) for memory, score in weighed[: self._limit]]
+        ordered = [Recalled(memory, score) for memory, score in weighed[:wanted]]
+        if self._reranker is not None and len(ordered) > 1:
+            reranked = self._reranked(message, ordered)
+            if reranked is not None:
+                return reranked[: self._limit], True
+        return ordered[: self._limit], False
+
+    def _qualified(self, scored: dict[str, float]) -> list[Scored]:
+        """Best first: nothing unless the best clears the threshold; then every one that
+        clears the companion bar."""
+        ranked = select_for_turn(
+            [Scored(memory_id, score) for memory_id, score in scored.items()],
+            threshold=self._relevance.companion_threshold,
+            limit=len(scored),
+        )
+        if not ranked or ranked[0].score < self._relevance.threshold:
+            return []
+        return ranked
+
+    def _reranked(self, message: str, ordered: list[Recalled]) -> list[Recalled] | None:
+        """The reranker's order of the memories that qualified, or None to keep ours (it
+        failed). It reorders; it never brings in a memory that did not qualify."""
+        assert self._reranker is not None
+        try:
+            judged = self._reranker.rerank(
+                message, [item.memory.text for item in ordered], top_n=len(ordered)
+            )
+        except RerankerUnavailable:
+            return None
+        except Exception as exc:  # a broken reranker degrades to our order, never the turn
+            log.warning("reranker failed", extra={"error_type": type(exc).__name__})
+            return None
+        return [Recalled(ordered[r.index].memory, r.relevance) for r in judged]
 
     def recall_as_of(
         self, user_id: str, message: str, at: datetime, *, persona: str | None = None
@@ -119,12 +206,7 @@ class Retriever:
             if not stood.is_expired(at) and fading.in_use(stood, at):
                 then[memory.memory_id] = stood
         candidates = [candidate_from_row(memory, query) for memory in then.values()]
-        scored = self._relevance.score(message, query, candidates)
-        qualified = select_for_turn(
-            [Scored(memory_id, score) for memory_id, score in scored.items()],
-            threshold=self._relevance.threshold,
-            limit=len(scored),
-        )
+        qualified = self._qualified(self._relevance.score(message, query, candidates))
         weighed = fading.weighted([(then[c.memory_id], c.score) for c in qualified], at)
         return [Recalled(memory, score) for memory, score in weighed[: self._limit]]
 
@@ -142,10 +224,17 @@ class Retriever:
 
         The benchmark draws its curves from these; nothing on the read path uses it.
         """
+        gate, candidates = self.parts(user_id, message, persona=persona)
+        return gate, {c.memory_id: self._relevance.match(c) for c in candidates}
+
+    def parts(
+        self, user_id: str, message: str, *, persona: str | None = None
+    ) -> tuple[float, list[Candidate]]:
+        """(the gate's score, every candidate as relevance sees it), before any weighing:
+        what bench/calibrate.py fits the weights and bars on."""
         query = self._embedder.embed([message])[0]
         gate = self._relevance.personal_context(message, query)
-        matches = self._scored(user_id, message, query, persona, gated=False)
-        return gate, matches
+        return gate, self._candidates(user_id, query, persona)
 
     def _scored(
         self,
@@ -156,6 +245,14 @@ class Retriever:
         *,
         gated: bool = True,
     ) -> dict[str, float]:
+        candidates = self._candidates(user_id, query, persona)
+        if not gated:
+            return {c.memory_id: self._relevance.match(c) for c in candidates}
+        return self._relevance.score(message, query, candidates)
+
+    def _candidates(self, user_id: str, query: Vectors, persona: str | None) -> list[Candidate]:
+        """The index's nearest memories that the store still shows, and the writes too
+        fresh for a lagging index."""
         hits = self._index.search(user_id, query, k=_CANDIDATES, persona=persona)
         candidates: dict[str, Candidate] = {}
         if self._index.refresh_lag_seconds <= 0 and all(h.importance is not None for h in hits):
@@ -174,9 +271,7 @@ class Retriever:
             for fresh in self._fresh(user_id, query, persona):
                 if fresh.memory_id in visible:
                     candidates[fresh.memory_id] = fresh
-        if not gated:
-            return {c.memory_id: self._relevance.match(c) for c in candidates.values()}
-        return self._relevance.score(message, query, list(candidates.values()))
+        return list(candidates.values())
 
     def _fresh(self, user_id: str, query: Vectors, persona: str | None) -> list[Candidate]:
         """Memories written too recently for a lagging index, scored in-process."""
@@ -199,6 +294,7 @@ def _candidate(hit: VectorHit, importance: int, borrowed_uses: bool) -> Candidat
         useful=hit.useful,
         importance=importance,
         borrowed_uses=borrowed_uses,
+        uses=hit.uses,
     )
 
 
@@ -226,12 +322,14 @@ def candidate_from_vectors(
         return None
     norms = np.linalg.norm(rows, axis=1)
     cosines = (rows @ query.reshape(-1)) / np.where(norms > 0, norms, 1.0)
+    uses = tuple(float(c) for c in np.sort(cosines[1:])[::-1])
     return Candidate(
         memory_id=memory_id,
         said=float(cosines[0]),
-        useful=float(np.max(cosines[1:])) if len(cosines) > 1 else None,
+        useful=uses[0] if uses else None,
         importance=importance,
         borrowed_uses=borrowed_uses,
+        uses=uses,
     )
 
 
