@@ -1,10 +1,12 @@
-"""Lambda entry point for the fold queue: each SQS message asks to fold one conversation.
+"""Lambda entry point for the fold queue: each SQS message asks to fold one conversation,
+or to write the uses of memories stored without their own.
 
-The chat path enqueues a fold when a conversation's verbatim window is full (SqsJobs).
-Messages carry ids only. A fold is idempotent (it applies only from the state it read),
-so a message delivered twice changes nothing the second time. A message that is not a
-job fails alone (a partial batch response) and reaches the dead-letter queue after its
-retries; the rest of the batch is unaffected.
+The chat path enqueues a fold when a conversation's verbatim window is full; a memory
+typed, saved in a chat or corrected enqueues its uses (SqsJobs). Messages carry ids only.
+Both jobs are idempotent (a fold applies only from the state it read; uses are written
+only over the row they were written for), so a message delivered twice changes nothing
+the second time. A message that is no job fails alone (a partial batch response) and
+reaches the dead-letter queue after its retries; the rest of the batch is unaffected.
 """
 
 from __future__ import annotations
@@ -16,9 +18,15 @@ from chatmemory.tasks.queue import queue_handler
 from chatmemory.telemetry import count, logger
 
 
-def fold_job(record: SQSRecord) -> None:
-    """Fold the conversation a message names; ValueError if the message is not a job."""
+def fold_queue_job(record: SQSRecord) -> None:
+    """Run the job a message names; ValueError if the message is not a job."""
     built = container()
+    uses_job = built.read_uses_job(record.body)
+    if uses_job is not None:
+        written = built.uses.write(*uses_job)  # a model failure leaves the category's uses
+        count("MemoryUsesWritten", written.written)
+        logger.info("memory uses job", extra={"asked": written.asked, "written": written.written})
+        return
     user_id, conversation_id = built.read_fold_job(record.body)
     outcome = built.folder.fold(user_id, conversation_id)
     count("FoldApplied" if outcome.folded else "FoldSkipped")
@@ -28,4 +36,4 @@ def fold_job(record: SQSRecord) -> None:
     )
 
 
-lambda_handler = queue_handler(fold_job)
+lambda_handler = queue_handler(fold_queue_job)

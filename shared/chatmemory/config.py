@@ -44,6 +44,7 @@ from chatmemory.services.room_service import RoomService
 from chatmemory.services.room_writes import RoomWrites
 from chatmemory.services.rooms import RoomBlocks
 from chatmemory.services.threads import ThreadKeeper
+from chatmemory.services.uses import UsesWriter
 
 StoreKind = Literal["sqlite", "dynamodb"]
 EmbedderKind = Literal["auto", "minilm", "hashing", "titan"]
@@ -471,14 +472,34 @@ class Container:
 
     @cached_property
     def memories(self) -> MemoryService:
-        return MemoryService(self.stores, self.clock, self.indexer, self.purge_starter)
+        # Uses are written off the request path only by a model that can write them.
+        uses_jobs = self.jobs if self.model_writes_uses else None
+        return MemoryService(
+            self.stores, self.clock, self.indexer, self.purge_starter, uses_jobs=uses_jobs
+        )
 
     @cached_property
-    def model(self) -> Model:
+    def uses(self) -> UsesWriter:
+        """Writes the uses of memories stored without their own (the uses jobs)."""
+        return UsesWriter(self.stores, lambda: self.model, self.indexer)
+
+    @property
+    def model_writes_uses(self) -> bool:
+        """Whether the configured model can write a memory's uses: any but the offline
+        stand-in. Read from the settings, so a function that only queues the job (the
+        memories routes) never builds a model client or reads its key."""
+        return self._model_kind() != "offline"
+
+    def _model_kind(self) -> ModelKind:
         kind = self.settings.model
         if kind == "auto":
             has_key = bool(self.settings.anthropic_api_key or self.settings.anthropic_secret_name)
-            kind = "claude" if has_key else "offline"
+            return "claude" if has_key else "offline"
+        return kind
+
+    @cached_property
+    def model(self) -> Model:
+        kind = self._model_kind()
         if kind == "offline":
             from chatmemory.adapters.offline_model import OfflineModel  # noqa: PLC0415
 
@@ -533,6 +554,7 @@ class Container:
             Job,
             QueuedJobs,
             RoomQuietJob,
+            UsesJob,
         )
 
         jobs = QueuedJobs(self.clock)
@@ -544,6 +566,8 @@ class Container:
                 self.idle.check(job.user_id, job.conversation_id)
             elif isinstance(job, RoomQuietJob):
                 self.room_writes.check(job.room_id)
+            elif isinstance(job, UsesJob):
+                self.uses.write(job.user_id, job.memory_ids)
             else:
                 self.purge.run(job.request)
 
@@ -567,6 +591,14 @@ class Container:
 
         _, user_id, conversation_id = parse_job(body)
         return user_id, conversation_id
+
+    @staticmethod
+    def read_uses_job(body: str) -> tuple[str, tuple[str, ...]] | None:
+        """(user_id, memory_ids) a fold-queue message names when it asks for uses; None
+        when it is another job; ValueError if it asks for uses but names none."""
+        from chatmemory.adapters.sqs_jobs import parse_uses_job  # noqa: PLC0415
+
+        return parse_uses_job(body)
 
     @staticmethod
     def read_idle_check(body: str) -> tuple[str, str]:

@@ -1,4 +1,5 @@
-"""The fold Lambda, driven by SQS events shaped like events/fold/fold_job.json."""
+"""The fold Lambda, driven by SQS events shaped like events/fold/fold_job.json and
+events/fold/uses_job.json: folds, and the uses of memories stored without their own."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ from chatmemory.domain.conversation import Conversation
 from chatmemory.local.server import LocalLambdaContext
 from chatmemory.services.chat import ChatRequest, ChatResult
 from chatmemory.services.folding import FOLD_TURNS, WINDOW_TURNS
-from tests.support.functions import load_handler, sample_event
+from chatmemory.services.memories import NewMemory
+from tests.support.functions import Wired, load_handler, sample_event
+from tests.support.scripted_uses import DEFAULT_USES, ScriptedUses
 
 USER = "user-123"
 
@@ -166,3 +169,92 @@ def test_a_message_that_is_not_a_fold_job_is_reported_as_failed(
 
     # Then only that message fails
     assert failed_ids(result) == [event["Records"][1]["messageId"]]
+
+
+# ---- uses jobs: the same queue, the same consumer ------------------------------------------
+
+VEGETARIAN = NewMemory(text="Is vegetarian.", category="diet")
+
+
+@pytest.fixture
+def writing(tmp_path: Path, clock: ManualClock) -> Iterator[tuple[Container, ScriptedUses]]:
+    """The wiring with a model that writes uses (scripted), as the deployed fold function
+    has with its key."""
+    model = ScriptedUses()
+    settings = Settings(state_dir=tmp_path, embedder="hashing", anthropic_api_key="test-key")
+    built = Wired(settings, clock, model)
+    use_container(built)
+    yield built, model
+    use_container(None)
+
+
+def uses_body(memory_ids: list[str], user_id: str = USER) -> str:
+    return json.dumps({"type": "uses", "user_id": user_id, "memory_ids": memory_ids})
+
+
+def test_a_uses_job_writes_the_memorys_own_uses_beside_a_fold_in_one_batch(
+    handler: Any, writing: tuple[Container, ScriptedUses], clock: ManualClock
+) -> None:
+    # Given a typed memory waiting for its uses, a conversation due a fold, and a batch
+    # with both jobs and a uses job naming no memory
+    built, model = writing
+    memory = built.memories.create(USER, VEGETARIAN).memory
+    conversation_id = a_full_conversation(built, clock)
+    event = sqs_event(
+        uses_body([memory.memory_id]),
+        fold_body(conversation_id),
+        json.dumps({"type": "uses", "user_id": USER, "memory_ids": []}),
+    )
+
+    # When the fold Lambda receives the batch
+    result = invoke(handler, event)
+
+    # Then the memory's own uses landed, the fold applied, and only the malformed job
+    # is reported back
+    stored = built.stores.memories.get_memory(USER, memory.memory_id)
+    assert stored is not None and stored.meta == {"uses": list(DEFAULT_USES)}
+    assert [[item.text for item in call] for call in model.asked] == [[VEGETARIAN.text]]
+    assert state(built, conversation_id).fold_count == 1
+    assert failed_ids(result) == [event["Records"][2]["messageId"]]
+
+
+def test_a_redelivered_uses_job_changes_nothing(
+    handler: Any, writing: tuple[Container, ScriptedUses]
+) -> None:
+    built, model = writing
+    memory = built.memories.create(USER, VEGETARIAN).memory
+    event = sqs_event(uses_body([memory.memory_id]))
+    assert failed_ids(invoke(handler, event)) == []
+    written = built.stores.memories.get_memory(USER, memory.memory_id)
+
+    assert failed_ids(invoke(handler, event)) == []
+
+    assert built.stores.memories.get_memory(USER, memory.memory_id) == written
+    assert len(model.asked) == 1
+
+
+def test_a_uses_job_for_a_memory_that_is_gone_succeeds_without_a_model_call(
+    handler: Any, writing: tuple[Container, ScriptedUses]
+) -> None:
+    # Given the sample uses job, whose memory does not exist (deleted, or never stored)
+    _, model = writing
+
+    result = invoke(handler, sample_event("fold", "uses_job"))
+
+    assert failed_ids(result) == [] and model.asked == []
+
+
+def test_a_model_that_fails_fails_no_message(
+    handler: Any, writing: tuple[Container, ScriptedUses]
+) -> None:
+    # Given a model that is overloaded when the job runs
+    built, model = writing
+    memory = built.memories.create(USER, VEGETARIAN).memory
+    model.failing = True
+
+    # When the job arrives
+    result = invoke(handler, sqs_event(uses_body([memory.memory_id])))
+
+    # Then the memory keeps its category's uses and nothing is retried or dead-lettered
+    assert failed_ids(result) == []
+    assert built.stores.memories.get_memory(USER, memory.memory_id) == memory

@@ -11,11 +11,11 @@ How each method counts (ARCHITECTURE.md: "Temporary chats read and write nothing
   rows (a user's threads among them), a persona's own rows, digests, vectors, the
   profile, memory events, notices, extraction runs (their candidates quote the user), a
   persona's room block (it quotes memories), and a vector search.
-- MEMORY_WRITE: anything that changes it — memory rows (a thread's manners too), a
-  persona's own rows, use counts, tombstones, purges, "forget everything" (and taking
-  the user out of the witnessed lists, and their lines out of the room transcripts),
-  runs, the profile, events, notices, the settings, a persona's room block, and the
-  index's upserts and removals.
+- MEMORY_WRITE: anything that changes it — memory rows (a thread's manners and a row's
+  uses too), a persona's own rows, use counts, tombstones, purges, "forget everything"
+  (and taking the user out of the witnessed lists, and their lines out of the room
+  transcripts), runs, the profile, events, notices, the settings, a persona's room
+  block, and the index's upserts and removals.
 - DELETION_CHECK: reading tombstones (and the "forget everything" watermark). They hold
   ids and times, never words, and the read path reads them only to withhold text (a
   summary that may still hold a deleted fact), so a chat that must not read memory may
@@ -97,6 +97,7 @@ STORE_ACCESS: dict[str, Access] = {
     "close_memory": Access.MEMORY_WRITE,
     "record_use": Access.MEMORY_WRITE,
     "set_fading": Access.MEMORY_WRITE,
+    "set_uses": Access.MEMORY_WRITE,  # a row's own uses and their vectors (the uses job)
     "hide_memories": Access.MEMORY_WRITE,
     "hide_active_memory": Access.MEMORY_WRITE,
     "reinstate_memory": Access.MEMORY_WRITE,
@@ -160,6 +161,7 @@ STORE_ACCESS: dict[str, Access] = {
     "pending_purges": Access.SWEEP,
     "quiet_rooms": Access.SWEEP,
     "threads_due": Access.SWEEP,  # the nightly review's ids
+    "pending_uses": Access.SWEEP,  # rows still waiting for their own uses (flush's ids)
 }
 
 INDEX_ACCESS: dict[str, Access] = {

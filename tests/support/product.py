@@ -9,6 +9,7 @@ from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.hashing_embedder import HashingEmbedder
 from chatmemory.adapters.local_jobs import FoldJob, IdleJob, Job, QueuedJobs, RoomQuietJob
 from chatmemory.adapters.offline_model import OfflineModel
+from chatmemory.ports.jobs import Jobs
 from chatmemory.ports.model import Model
 from chatmemory.ports.stores import Stores
 from chatmemory.services.chat import ChatRequest, ChatResult, ChatService
@@ -34,12 +35,21 @@ IDLE = timedelta(minutes=10)
 class Product:
     """Chat + the write pipeline, wired as config wires them (hashing vectors, a queue)."""
 
-    def __init__(self, stores: Stores, clock: ManualClock, model: Model | None = None) -> None:
+    def __init__(
+        self,
+        stores: Stores,
+        clock: ManualClock,
+        model: Model | None = None,
+        *,
+        uses_jobs: Jobs | None = None,
+    ) -> None:
         embedder = HashingEmbedder()
         model = model or OfflineModel()
         index = ExactIndex(stores.recall)
         self.stores, self.clock = stores, clock
-        self.memories = MemoryService(stores, clock, MemoryIndexer(embedder, index))
+        self.memories = MemoryService(
+            stores, clock, MemoryIndexer(embedder, index), uses_jobs=uses_jobs
+        )
         self.settings = SettingsService(stores, clock)
         self.notices = NoticeService(stores, clock, self.memories)
         relevance = RelevanceModel(embedder, params_for(embedder.name, threshold=0.25))

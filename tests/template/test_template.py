@@ -272,7 +272,7 @@ STACK_ID = (
 )
 # Serverless collection and policy names (CreateCollection / CreateSecurityPolicy).
 SERVERLESS_NAME = re.compile(r"^[a-z][a-z0-9-]{2,31}$")
-# Every function that reads or writes memory vectors (the fold touches no vector).
+# Every function that reads or writes memory vectors.
 FUNCTIONS = (
     "ChatFunction",
     "ChatStreamFunction",
@@ -280,6 +280,7 @@ FUNCTIONS = (
     "ExtractFunction",
     "RouteFunction",
     "IdleFunction",  # a quiet room's writes index what they learn about people
+    "FoldFunction",  # a uses job embeds a memory's own uses and indexes them (a fold, none)
     "PurgeVectorsFunction",
 )
 
@@ -565,6 +566,48 @@ def test_the_fold_function_only_consumes_the_fold_queue(transformed: dict[str, A
     statements = _statements(transformed, "FoldFunctionRole")
 
     assert not any(_allows(statement, "sqs:SendMessage") for statement in statements)
+
+
+def test_the_memories_function_queues_uses_jobs_on_the_fold_queue_without_the_model_key(
+    transformed: dict[str, Any],
+) -> None:
+    # Given the memories routes' configuration
+    properties = resource_properties("MemoriesFunction")
+    variables = properties["Environment"]["Variables"]
+
+    # Then a typed or corrected memory's uses job goes on SQS, at the fold queue's URL,
+    # for the model the stack runs (so one is queued at all)
+    assert variables["CHATMEMORY_JOBS"] == "sqs"
+    assert variables["CHATMEMORY_FOLD_QUEUE_URL"] == {"Ref": "FoldQueue"}
+    assert variables["CHATMEMORY_MODEL"] == "claude"
+    # And its role may send there and nowhere else
+    sends = [
+        statement
+        for statement in _statements(transformed, "MemoriesFunctionRole")
+        if _allows(statement, "sqs:SendMessage")
+    ]
+    assert sends and all("FoldQueue" in json.dumps(s["Resource"]) for s in sends)
+    # But it never calls the model, so it neither names nor may read the model's key
+    assert "CHATMEMORY_ANTHROPIC_SECRET_NAME" not in variables
+    assert not any("AWSSecretsManagerGetSecretValuePolicy" in p for p in properties["Policies"])
+
+
+def test_the_fold_function_may_embed_with_titan_and_read_the_model_key() -> None:
+    # (its vector collection access is checked with the other FUNCTIONS above)
+    properties = resource_properties("FoldFunction")
+    titan = {
+        "Effect": "Allow",
+        "Action": "bedrock:InvokeModel",
+        "Resource": {
+            "Fn::Sub": "arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/"
+            "amazon.titan-embed-text-v2:0"
+        },
+    }
+
+    assert properties["Environment"]["Variables"]["CHATMEMORY_ANTHROPIC_SECRET_NAME"] == {
+        "Ref": "AnthropicSecretName"
+    }
+    assert any(titan in policy.get("Statement", []) for policy in properties["Policies"])
 
 
 # --- the streaming endpoint --------------------------------------------------------

@@ -29,7 +29,7 @@ from chatmemory.domain.threads import (
     thread_line,
 )
 from chatmemory.domain.tokens import estimate_tokens
-from chatmemory.ports.model import ReplyDelta, ReplyDone, ToolCall
+from chatmemory.ports.model import ReplyDelta, ReplyDone, ToolCall, UsesRequest
 from chatmemory.services.chat import SAVE_MEMORY
 from chatmemory.services.room_service import render_room_turn
 from tests.support import builders
@@ -291,3 +291,11 @@ def test_the_thread_lines_have_the_shape_the_reply_reads() -> None:
     [line] = shown(ACME)
 
     assert line.line.startswith(f"- {ACME} (last heard 12 days ago")
+
+
+def test_it_writes_no_uses_so_a_memory_keeps_its_categorys() -> None:
+    # It cannot read what a fact changes; its category's uses beat a guess from words
+    requests = [UsesRequest("Is vegetarian.", "diet"), UsesRequest("Likes it.", "general")]
+
+    assert OfflineModel().write_uses(requests) == [(), ()]
+    assert OfflineModel().offline  # so no uses job is ever queued for it

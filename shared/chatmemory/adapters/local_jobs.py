@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -43,7 +43,15 @@ class PurgeJob:
     request: PurgeRequest
 
 
-Job = FoldJob | IdleJob | RoomQuietJob | PurgeJob
+@dataclass(frozen=True, slots=True)
+class UsesJob:
+    """Write these memories' own uses (ids only: the job reads the rows again)."""
+
+    user_id: str
+    memory_ids: tuple[str, ...]
+
+
+Job = FoldJob | IdleJob | RoomQuietJob | PurgeJob | UsesJob
 Timer = IdleJob | RoomQuietJob
 Handler = Callable[[Job], None]
 
@@ -73,6 +81,10 @@ class QueuedJobs(Jobs):
     def room_quiet_later(self, room_id: str, due_at: datetime) -> None:
         with self._lock:
             self._timers[RoomQuietJob(room_id)] = due_at
+
+    def uses_later(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        if memory_ids:
+            self.enqueue(UsesJob(user_id, tuple(dict.fromkeys(memory_ids))))
 
     def run_due(self, now: datetime | None = None) -> int:
         """Fire every idle timer that is due (by the clock); returns how many fired."""

@@ -39,6 +39,7 @@ from chatmemory.ports.model import (
     ToolRunner,
     ToolSpec,
     Usage,
+    UsesRequest,
 )
 
 _EXTRACTOR = OfflineExtractor()
@@ -157,6 +158,12 @@ class OfflineModel(Model):
 
     def route(self, cases: Sequence[RoutingCase]) -> list[RouteDecision]:
         return [_EXTRACTOR.route(case.candidate, case.neighbours) for case in cases]
+
+    def write_uses(self, items: Sequence[UsesRequest]) -> list[tuple[str, ...]]:
+        """Nothing for any item: uses name the requests a fact changes, which takes
+        reading its meaning. Words alone only find its category, whose uses the memory
+        already has, so it keeps them (and no uses job is ever queued for this model)."""
+        return [() for _ in items]
 
     # ---- the reply ----------------------------------------------------------------------
 

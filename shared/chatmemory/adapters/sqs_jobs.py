@@ -1,7 +1,8 @@
 """Background work on AWS: a message on an SQS queue, consumed by a Lambda.
 
 Messages carry ids only (never text); the consumer re-reads everything from the store,
-and every job is idempotent (a fold applies only from the state it read).
+and every job is idempotent (a fold applies only from the state it read, a uses job
+writes only over the row it read).
 """
 
 from __future__ import annotations
@@ -9,10 +10,13 @@ from __future__ import annotations
 import json
 import logging
 import math
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Any
 
 from chatmemory.adapters.clock import SystemClock
+from chatmemory.domain import rules
+from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.time import require_utc
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.jobs import Jobs
@@ -21,8 +25,12 @@ log = logging.getLogger(__name__)
 
 FOLD = "fold"
 ROOM_QUIET = "room_quiet"
+USES = "uses"
 #: SQS delays a message by at most 15 minutes.
 MAX_DELAY_SECONDS = 900
+#: memory ids one uses job names (a chat turn or a request writes one or two); more go
+#: in further messages, so no message nears SQS's size limit
+USES_PER_MESSAGE = 50
 
 
 class SqsJobs(Jobs):
@@ -74,6 +82,37 @@ class SqsJobs(Jobs):
         self._client.send_message(
             QueueUrl=self._idle_queue_url, MessageBody=json.dumps(body), DelaySeconds=delay
         )
+
+    def uses_later(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        """A message on the fold queue naming the user and the memories, nothing else:
+        the same consumer as the folds (off the request path, room for a model call)."""
+        wanted = list(dict.fromkeys(memory_ids))
+        for start in range(0, len(wanted), USES_PER_MESSAGE):
+            body = {
+                "type": USES,
+                "user_id": user_id,
+                "memory_ids": wanted[start : start + USES_PER_MESSAGE],
+            }
+            self._client.send_message(QueueUrl=self._fold_queue_url, MessageBody=json.dumps(body))
+
+
+def parse_uses_job(body: str) -> tuple[str, tuple[str, ...]] | None:
+    """(user_id, memory_ids) of a uses job; None if the message is another kind of job.
+    ValueError if it says it is a uses job but does not name its user and memories."""
+    job = json.loads(body)
+    if not isinstance(job, dict) or job.get("type") != USES:
+        return None
+    user_id, memory_ids = job.get("user_id"), job.get("memory_ids")
+    if not isinstance(user_id, str) or not isinstance(memory_ids, list) or not memory_ids:
+        raise ValueError("a uses job names its user and memories")
+    if len(memory_ids) > USES_PER_MESSAGE:
+        raise ValueError("a uses job names too many memories")
+    try:
+        rules.user_id(user_id)
+        named = tuple(rules.opaque_id("memory_id", memory_id) for memory_id in memory_ids)
+    except InvalidField as exc:
+        raise ValueError("a uses job names its user and memories by id") from exc
+    return user_id, named
 
 
 def parse_room_quiet(body: str) -> str | None:

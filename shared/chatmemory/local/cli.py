@@ -162,6 +162,9 @@ def flush(args: argparse.Namespace) -> int:
     jobs = container.jobs_run_here
     if jobs is not None:
         jobs.run_pending()
+    # Memories still waiting for their own uses (a server stopped before its worker ran
+    # their jobs, or the model failed): written now, with the configured model.
+    uses = container.uses.catch_up()
     # What the nightly schedule does on AWS: threads gone quiet go to sleep.
     reviewed = container.threads.review()
     left = len(
@@ -169,6 +172,7 @@ def flush(args: argparse.Namespace) -> int:
     )
     print(
         f"ran {started} write pipeline run(s), {rooms} room write(s) and {purges} purge(s); "
+        f"wrote the uses of {uses.written} memory(ies); "
         f"{reviewed.dormant} quiet thread(s) went dormant",
         flush=True,
     )

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import threading
 from abc import ABC, abstractmethod
+from collections.abc import Sequence
 from datetime import datetime
 from typing import Protocol
 
@@ -29,6 +30,12 @@ class Jobs(ABC):
     def room_quiet_later(self, room_id: str, due_at: datetime) -> None:
         """(Re)arm the room's quiet timer: check it again at `due_at`. Every message re-arms
         it, so a room is written from once per quiet spell, after its last message."""
+
+    @abstractmethod
+    def uses_later(self, user_id: str, memory_ids: Sequence[str]) -> None:
+        """Ask for these memories' own uses to be written (services/uses.py): they were
+        stored with uses borrowed from their category or carried from the version they
+        correct. Ids only: the job reads the rows again."""
 
 
 class PipelineStarter(ABC):

@@ -10,9 +10,10 @@ Writes that take `events` store those audit events in the same atomic write.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
@@ -138,6 +139,34 @@ class MemoryStore(ABC):
 
         Rows that are no longer visible and active are skipped silently, with their events.
         """
+
+    @abstractmethod
+    def set_uses(
+        self,
+        user_id: str,
+        memory_id: str,
+        *,
+        expected: Memory,
+        meta: Mapping[str, Any],
+        embedding: bytes,
+    ) -> bool:
+        """Write a row's own uses (`meta`, whose uses must be written for the memory:
+        InvalidField if it still says they wait, domain/uses_origin.py) and the vectors
+        made from them, in one atomic compare-and-set on the row as it was read
+        (`expected`).
+
+        Written only while the row still shows, is active and says what `expected` says:
+        the same text, category and meta. False, and nothing written, otherwise: a
+        correction, a delete, a close or a rewrite since always wins. A use recorded
+        meanwhile (`updated_at` and the fading fields) is no change to what was read, and
+        is kept. `updated_at` is left alone: what the memory says did not change.
+        """
+
+    @abstractmethod
+    def pending_uses(self, limit: int = 100) -> list[tuple[str, str]]:
+        """(user id, memory id) of visible active rows, of every user, whose uses still
+        wait to be written for them (borrowed, carried or none), oldest first: what
+        `chatmemory flush` catches up. Ids only; the caller reads each row again."""
 
     @abstractmethod
     def drop_witness(self, witness: str) -> int:

@@ -1,4 +1,5 @@
-"""The chat model: replies with tools, folds summaries, extracts and routes memories."""
+"""The chat model: replies with tools, folds summaries, extracts and routes memories, and
+writes the uses of memories that came without them."""
 
 from __future__ import annotations
 
@@ -94,6 +95,15 @@ class Model(ABC):
     def route(self, cases: Sequence[RoutingCase]) -> list[RouteDecision]:
         """One decision per case, in order: one call for all of them (fast tier)."""
 
+    @abstractmethod
+    def write_uses(self, items: Sequence[UsesRequest]) -> list[tuple[str, ...]]:
+        """The uses of each memory, in order (domain/uses.py, the rule in
+        prompts/memory_uses_rule.txt): one call for all of them (fast tier).
+
+        An item the model could not do (declined, answered badly or not at all) is `()`,
+        so the memory keeps the uses it has. ModelUnavailable on failure.
+        """
+
 
 @dataclass(frozen=True, slots=True)
 class RoutingCase:
@@ -101,3 +111,11 @@ class RoutingCase:
 
     candidate: Candidate
     neighbours: tuple[Neighbour, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class UsesRequest:
+    """A memory as the uses writer sees it: its words and its category, never an id."""
+
+    text: str
+    category: str

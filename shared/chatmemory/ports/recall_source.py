@@ -12,8 +12,10 @@ class MemoryDigest:
     """What per-turn recall needs to know about an active memory, without its vectors.
 
     `version` changes whenever the row's vectors may have changed, so an in-process index
-    can keep decoded vectors and re-read only what changed. `borrowed_uses`: its uses
-    came from its category, not from the memory itself.
+    can keep decoded vectors and re-read only what changed: a rewrite of the row stamps
+    `updated_at`, and the uses job, which leaves `updated_at` alone, changes where the
+    row's uses came from. `borrowed_uses`: its uses came from its category, not from the
+    memory itself.
     """
 
     memory_id: str

@@ -27,8 +27,9 @@ from chatmemory.domain.ids import (
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status, as_it_stood, believed_at
 from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
 from chatmemory.domain.tombstone import Tombstone
+from chatmemory.domain.uses_origin import awaits_uses, carried_over
 from chatmemory.ports.clock import Clock
-from chatmemory.ports.jobs import PurgeStarter
+from chatmemory.ports.jobs import Jobs, PurgeStarter
 from chatmemory.ports.memories import MemoryQuery
 from chatmemory.ports.pages import MAX_PAGE, Page
 from chatmemory.ports.stores import Stores
@@ -70,7 +71,10 @@ class MemoryService:
 
     With an indexer, every new version is written with its vectors and published to the
     vector index; deletes withdraw it (the read path filters tombstones regardless). With a
-    purge starter, every delete then starts the purge of its other copies.
+    purge starter, every delete then starts the purge of its other copies. With uses jobs
+    (given only when the model can write uses), a memory the user typed, the chat saved or
+    a correction made, stored with uses not written for its words, asks for its own off
+    the request path (services/uses.py): the write itself never waits on a model.
     """
 
     def __init__(
@@ -79,12 +83,14 @@ class MemoryService:
         clock: Clock,
         indexer: MemoryIndexer | None = None,
         purges: PurgeStarter | None = None,
+        uses_jobs: Jobs | None = None,
     ) -> None:
         self._stores = stores
         self._deletions = Deletions(stores)
         self._clock = clock
         self._indexer = indexer
         self._purges = purges
+        self._uses_jobs = uses_jobs
 
     # ---- reads ----------------------------------------------------------------------
 
@@ -199,6 +205,7 @@ class MemoryService:
             # it had been archived).
             return Created(self.reinforce(memory), created=False)
         self._guard_cap(user_id)
+        self._ask_for_uses(memory)
         return Created(memory, created=True)
 
     def _land(
@@ -306,7 +313,9 @@ class MemoryService:
         replacement = dataclasses.replace(
             self._build(user_id, landing, new, now), supersedes=target.memory_id
         )
-        return self.supersede(target, replacement, actor=actor)
+        written = self.supersede(target, replacement, actor=actor)
+        self._ask_for_uses(written)
+        return written
 
     def _replacement_id(
         self, target: Memory, category: str, text: str
@@ -450,9 +459,10 @@ class MemoryService:
             supersedes=current.memory_id,
             # A correction changes what is true, not what it is good for: the same belief
             # answers the same questions, so its uses carry over (bench: corrected facts
-            # found after the correction). A new category borrows that category's instead.
+            # found after the correction), marked carried until uses are written for the
+            # new words. A new category borrows that category's instead.
             meta=(
-                dict(current.meta)
+                carried_over(current.meta)
                 if (category or current.category) == current.category
                 else {k: v for k, v in current.meta.items() if k not in ("uses", "uses_from")}
             ),
@@ -466,6 +476,7 @@ class MemoryService:
         self._stores.memories.supersede_memory(user_id, current.memory_id, corrected, events)
         self._withdraw(user_id, [current.memory_id])
         self._publish(corrected)
+        self._ask_for_uses(corrected)
         return corrected
 
     def delete(self, user_id: str, memory_id: str, *, actor: Actor = Actor.USER) -> Tombstone:
@@ -571,6 +582,17 @@ class MemoryService:
                 )
             except Exception as exc:
                 log.warning("purge not started", extra={"error_type": type(exc).__name__})
+
+    def _ask_for_uses(self, memory: Memory) -> None:
+        """Queue the job that writes a stored row's own uses when the ones it was stored
+        with were not written for its words. The row stands either way: a queue that
+        fails only leaves it with those (and `chatmemory flush` catches up locally)."""
+        if self._uses_jobs is None or not awaits_uses(memory.meta):
+            return
+        try:
+            self._uses_jobs.uses_later(memory.user_id, [memory.memory_id])
+        except Exception as exc:
+            log.warning("uses job not queued", extra={"error_type": type(exc).__name__})
 
     # ---- helpers --------------------------------------------------------------------
 

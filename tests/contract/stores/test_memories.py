@@ -3,6 +3,7 @@ digests, corrections, use and shelf life."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from datetime import timedelta
 
 import pytest
@@ -16,7 +17,7 @@ from chatmemory.domain.errors import (
 )
 from chatmemory.domain.events import Op
 from chatmemory.domain.ids import new_memory_id
-from chatmemory.domain.memory import Kind, StatedBy, Status
+from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.memories import MemoryQuery
 from chatmemory.ports.stores import Stores
@@ -501,3 +502,274 @@ def test_a_memory_past_its_shelf_life_is_gone_from_every_read(
     assert all_ids(stores, ALICE, EVERY_STATUS) == []
     with pytest.raises(MemoryNotFound):
         stores.memories.close_memory(ALICE, trip.memory_id, clock.now())
+
+
+# ---- uses: the compare-and-set write of a row's own uses, and the rows still waiting --------
+
+CATEGORY_USES = {"uses": ["what should I cook", "meal ideas"], "uses_from": "category"}
+OWN_USES = {"uses": ["a dinner party menu", "is this snack ok for me", "ordering at a cafe"]}
+OLD_VECTORS = vectors.pack_rows([[1.0, 0.0], [0.0, 1.0], [0.6, 0.8]])
+NEW_VECTORS = vectors.pack_rows([[1.0, 0.0], [0.8, 0.6], [0.0, 1.0], [0.6, 0.8]])
+
+
+def waiting(clock: ManualClock, text: str = "Is vegetarian.", **fields: object) -> Memory:
+    """A row stored with its category's uses, as a typed memory is."""
+    values: dict[str, object] = {
+        "category": "diet",
+        "meta": {**CATEGORY_USES, "seen": 2},
+        "embedding": OLD_VECTORS,
+    }
+    values.update(fields)
+    return builders.memory(ALICE, text, clock.now(), **values)
+
+
+def own_meta(row: Memory) -> dict[str, object]:
+    return {"seen": row.meta.get("seen", 1), **OWN_USES}
+
+
+def test_a_rows_own_uses_and_vectors_are_written_in_place(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a row stored with its category's uses
+    row = waiting(clock)
+    stores.memories.add_memory(row)
+    clock.advance(timedelta(minutes=1))
+
+    # When its own uses are written over the row as read
+    written = stores.memories.set_uses(
+        ALICE, row.memory_id, expected=row, meta=own_meta(row), embedding=NEW_VECTORS
+    )
+
+    # Then they land with their vectors, and nothing else about the row changed (not
+    # `updated_at`: what the memory says did not)
+    assert written is True
+    assert stores.memories.get_memory(ALICE, row.memory_id) == row.with_changes(
+        meta=own_meta(row), embedding=NEW_VECTORS
+    )
+
+
+def test_a_use_recorded_between_the_read_and_the_write_is_kept(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a row read for its uses, then loaded into a prompt a moment later
+    row = waiting(clock)
+    stores.memories.add_memory(row)
+    clock.advance(timedelta(seconds=5))
+    stores.memories.record_use(ALICE, [row.memory_id], clock.now())
+
+    # When its own uses are written over the row as read
+    written = stores.memories.set_uses(
+        ALICE, row.memory_id, expected=row, meta=own_meta(row), embedding=NEW_VECTORS
+    )
+
+    # Then the use moved nothing the uses were written for: both stand
+    stored = stores.memories.get_memory(ALICE, row.memory_id)
+    assert written is True and stored is not None
+    assert (stored.meta, stored.embedding) == (own_meta(row), NEW_VECTORS)
+    assert (stored.recall_count, stored.last_used_at) == (1, clock.now())
+
+
+def _corrected(stores: Stores, clock: ManualClock, row: Memory) -> None:
+    replacement = builders.memory(
+        ALICE, "Is vegan.", clock.now(), category="diet", supersedes=row.memory_id
+    )
+    stores.memories.supersede_memory(ALICE, row.memory_id, replacement)
+
+
+def _deleted(stores: Stores, clock: ManualClock, row: Memory) -> None:
+    Deletions(stores).tombstone_memories(
+        ALICE, [Tombstone(user_id=ALICE, memory_id=row.memory_id, deleted_at=clock.now())]
+    )
+
+
+def _closed(stores: Stores, clock: ManualClock, row: Memory) -> None:
+    stores.memories.close_memory(ALICE, row.memory_id, clock.now())
+
+
+def _rewritten(stores: Stores, clock: ManualClock, row: Memory) -> None:
+    meta = {**row.meta, "seen": 3}  # the same fact said again, counted
+    stores.memories.put_memory(row.with_changes(meta=meta, updated_at=clock.now()))
+
+
+def _reworded(stores: Stores, clock: ManualClock, row: Memory) -> None:
+    stores.memories.put_memory(row.with_changes(text="Is pescatarian.", updated_at=clock.now()))
+
+
+def _given_own_uses(stores: Stores, clock: ManualClock, row: Memory) -> None:
+    stores.memories.set_uses(
+        ALICE, row.memory_id, expected=row, meta={"uses": ["lunch"]}, embedding=OLD_VECTORS
+    )
+
+
+def _forgotten(stores: Stores, clock: ManualClock, row: Memory) -> None:
+    Deletions(stores).forget_everything(ALICE, clock.now())
+
+
+@pytest.mark.parametrize(
+    "change",
+    [_corrected, _deleted, _closed, _rewritten, _reworded, _given_own_uses, _forgotten],
+    ids=["corrected", "deleted", "closed", "rewritten", "reworded", "uses-written", "forgotten"],
+)
+def test_a_row_changed_since_it_was_read_is_never_written_over(
+    stores: Stores, clock: ManualClock, change: Callable[[Stores, ManualClock, Memory], None]
+) -> None:
+    # Given a row read for its uses, and then changed before they are written
+    row = waiting(clock)
+    stores.memories.add_memory(row)
+    clock.advance(timedelta(seconds=5))
+    change(stores, clock, row)
+    before = stores.memories.list_memories(ALICE, EVERY_STATUS).items
+
+    # When the uses written for the row as read arrive
+    written = stores.memories.set_uses(
+        ALICE, row.memory_id, expected=row, meta=own_meta(row), embedding=NEW_VECTORS
+    )
+
+    # Then the change wins: nothing was written
+    assert written is False
+    assert stores.memories.list_memories(ALICE, EVERY_STATUS).items == before
+
+
+def test_a_row_of_another_user_or_that_never_was_is_not_written(
+    stores: Stores, clock: ManualClock
+) -> None:
+    row = waiting(clock)
+    stores.memories.add_memory(row)
+    bobs = row.with_changes(user_id=BOB)
+
+    assert not stores.memories.set_uses(
+        BOB, row.memory_id, expected=bobs, meta=own_meta(row), embedding=NEW_VECTORS
+    )
+    ghost = waiting(clock)
+    assert not stores.memories.set_uses(
+        ALICE, ghost.memory_id, expected=ghost, meta=own_meta(ghost), embedding=NEW_VECTORS
+    )
+    assert stores.memories.get_memory(ALICE, row.memory_id) == row
+    with pytest.raises(InvalidField):
+        stores.memories.set_uses(
+            BOB, row.memory_id, expected=row, meta=own_meta(row), embedding=NEW_VECTORS
+        )
+
+
+def test_uses_that_still_say_they_wait_are_refused(stores: Stores, clock: ManualClock) -> None:
+    row = waiting(clock)
+    stores.memories.add_memory(row)
+
+    for meta in (CATEGORY_USES, {"uses": ["x"], "uses_from": "carried"}, {"uses": []}):
+        with pytest.raises(InvalidField):
+            stores.memories.set_uses(
+                ALICE, row.memory_id, expected=row, meta=meta, embedding=NEW_VECTORS
+            )
+    assert stores.memories.get_memory(ALICE, row.memory_id) == row
+
+
+def test_the_digest_of_a_row_whose_own_uses_landed_says_so_and_changes_its_version(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a row with its category's uses and one with uses carried from a correction,
+    # both the same size of vectors as what will replace them
+    borrowed = waiting(clock, embedding=NEW_VECTORS)
+    carried = waiting(
+        clock,
+        "Lives in Pune.",
+        category="location",
+        meta={"uses": ["weather"], "uses_from": "carried"},
+        embedding=NEW_VECTORS,
+    )
+    for row in (borrowed, carried):
+        stores.memories.add_memory(row)
+    before = {d.memory_id: d for d in stores.recall.memory_digests(ALICE)}
+
+    # When their own uses land, as many vectors as before (and the clock did not move:
+    # neither `updated_at` nor the size of the vectors can tell)
+    same_size = vectors.pack_rows([[0.0, 1.0], [1.0, 0.0], [0.8, 0.6], [0.6, 0.8]])
+    assert len(same_size) == len(NEW_VECTORS)
+    for row in (borrowed, carried):
+        assert stores.memories.set_uses(
+            ALICE, row.memory_id, expected=row, meta=OWN_USES, embedding=same_size
+        )
+
+    # Then recall sees uses of their own, and a new version to read their vectors again
+    after = {d.memory_id: d for d in stores.recall.memory_digests(ALICE)}
+    assert before[borrowed.memory_id].borrowed_uses and not after[borrowed.memory_id].borrowed_uses
+    assert not before[carried.memory_id].borrowed_uses  # carried uses count as its own
+    for row in (borrowed, carried):
+        assert before[row.memory_id].version != after[row.memory_id].version
+    assert stores.recall.memory_embeddings(ALICE, [borrowed.memory_id]) == {
+        borrowed.memory_id: same_size
+    }
+
+
+def test_the_rows_still_waiting_for_uses_are_listed_oldest_first_across_users(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given rows of two users: borrowed, carried and without any uses (waiting), with
+    # uses of their own, corrected, deleted and expired
+    borrowed = waiting(clock)
+    stores.memories.add_memory(borrowed)
+    clock.advance(timedelta(minutes=1))
+    bobs = builders.memory(BOB, "Plays chess.", clock.now(), meta={"uses_from": "category"})
+    own = builders.memory(ALICE, "Works at Acme.", clock.now(), meta=OWN_USES)
+    for row in (bobs, own):
+        stores.memories.add_memory(row)
+    clock.advance(timedelta(minutes=1))
+    old = builders.memory(ALICE, "Lives in Pune.", clock.now(), meta={"uses_from": "category"})
+    stores.memories.add_memory(old)
+    clock.advance(timedelta(minutes=1))
+    carried = builders.memory(
+        ALICE,
+        "Lives in Goa.",
+        clock.now(),
+        supersedes=old.memory_id,
+        meta={"uses": ["weather"], "uses_from": "carried"},
+    )
+    stores.memories.supersede_memory(ALICE, old.memory_id, carried)
+    clock.advance(timedelta(minutes=1))
+    bare = builders.memory(ALICE, "Has a plan.", clock.now())
+    gone = waiting(clock, "Likes jazz.")
+    trip = waiting(clock, "Is in Lisbon.", valid_until=clock.now() + timedelta(hours=1))
+    for row in (bare, gone, trip):
+        stores.memories.add_memory(row)
+    _deleted(stores, clock, gone)
+    clock.advance(timedelta(hours=2))
+
+    # When the catch-up asks which rows still wait
+    pending = stores.memories.pending_uses()
+
+    # Then only the visible active ones are there, oldest first, as ids
+    assert pending == [
+        (ALICE, borrowed.memory_id),
+        (BOB, bobs.memory_id),
+        (ALICE, carried.memory_id),
+        (ALICE, bare.memory_id),
+    ]
+    assert stores.memories.pending_uses(limit=1) == [(ALICE, borrowed.memory_id)]
+
+    # And once a row's own uses land it waits no more
+    assert stores.memories.set_uses(
+        ALICE, borrowed.memory_id, expected=borrowed, meta=OWN_USES, embedding=NEW_VECTORS
+    )
+    assert (ALICE, borrowed.memory_id) not in stores.memories.pending_uses()
+
+
+def test_a_correction_undone_puts_the_version_it_replaced_back_in_the_wait(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a row with its category's uses, corrected into one with uses of its own
+    old = waiting(clock)
+    stores.memories.add_memory(old)
+    clock.advance(timedelta(minutes=1))
+    new = builders.memory(
+        ALICE, "Is vegan.", clock.now(), category="diet", supersedes=old.memory_id, meta=OWN_USES
+    )
+    stores.memories.supersede_memory(ALICE, old.memory_id, new)
+    assert stores.memories.pending_uses() == []
+
+    # When the correction is undone
+    undone = Tombstone(
+        user_id=ALICE, memory_id=new.memory_id, deleted_at=clock.now(), versions=(new.memory_id,)
+    )
+    Deletions(stores).revert_supersede(ALICE, undone)
+
+    # Then the row believed again waits for its uses as it did before
+    assert stores.memories.pending_uses() == [(ALICE, old.memory_id)]

@@ -3,9 +3,9 @@
 One module per piece: `clients` (SDK clients, timeouts, default model ids), `requests`
 (how each request is shaped: thinking, tool choice, params, request text), `prompts` (the
 prompt files the fast model's calls run on), `answer_tools` (the tools the write path's
-answers come back through), `parsing` (those answers as Candidates, ThreadReports and
-RouteDecisions), `failures` (every failure as ModelUnavailable) and `model` (`ClaudeModel`
-itself).
+answers come back through), `parsing` (those answers as Candidates, ThreadReports,
+RouteDecisions and each memory's uses), `failures` (every failure as ModelUnavailable)
+and `model` (`ClaudeModel` itself).
 
 Nothing here logs prompt or reply text: only model ids, counts and failure kinds. (The
 SDK itself logs whole requests at DEBUG: keep the `anthropic` logger above DEBUG.)

@@ -1,6 +1,7 @@
 """The tools the write path's structured answers come back through: `record_memories`
-(extract), `record_room_memories` (extract from a persona's seat in a room) and
-`route_memories` (route), with the values they offer and their budgets.
+(extract), `record_room_memories` (extract from a persona's seat in a room),
+`route_memories` (route) and `record_uses` (the uses of memories written without them),
+with the values they offer and their budgets.
 
 The model is made to call one of them and its answer is that call's input; the schemas
 offer only what the parser accepts (parsing.py), so anything else is dropped there. Both
@@ -30,12 +31,16 @@ from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, MAX_USES, MIN_USES, US
 RECORD_MEMORIES = "record_memories"
 RECORD_ROOM_MEMORIES = "record_room_memories"
 ROUTE_MEMORIES = "route_memories"
+RECORD_USES = "record_uses"
 #: room for up to 12 memories with their uses (and for thinking, where it cannot be off)
 EXTRACT_MAX_TOKENS = 8192
 #: a deep read: twice the memories, on a model that thinks before it answers
 DEEP_EXTRACT_MAX_TOKENS = 2 * EXTRACT_MAX_TOKENS
 #: a room's spell holds several people's worth (the room filter reads as many)
 ROUTE_MAX_TOKENS = 4096
+#: seven short phrases a memory, for the most memories one uses call is asked about
+#: (services/uses.py: USES_PER_CALL)
+USES_MAX_TOKENS = 4096
 #: what the extractor may propose: every kind a person's words can make, a `thread` (an
 #: ongoing concern the persona follows, seed 004) among them
 EXTRACTED_KINDS: tuple[str, ...] = tuple(
@@ -306,5 +311,32 @@ ROUTE_MEMORIES_TOOL: ToolParam = {
             }
         },
         "required": ["decisions"],
+    },
+}
+
+RECORD_USES_TOOL: ToolParam = {
+    "name": RECORD_USES,
+    "description": "Record the uses of every memory, by the number it was given, in order.",
+    "input_schema": {
+        "type": "object",
+        "properties": {
+            "memories": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "properties": {
+                        "memory": {"type": "integer", "minimum": 1},
+                        "uses": {
+                            "type": "array",
+                            "items": {"type": "string", "maxLength": USE_CHARS},
+                            "minItems": MIN_USES,
+                            "maxItems": MAX_USES,
+                        },
+                    },
+                    "required": ["memory", "uses"],
+                },
+            }
+        },
+        "required": ["memories"],
     },
 }

@@ -11,6 +11,8 @@ the stretch; known threads are offered by number ("T1"), so the answer names num
 the service maps them back to ids. A deep extraction (`request.deep`) is the same call on
 the deep model, with twice the output budget, room for DEEP_MAX_CANDIDATES and a longer
 timeout.
+`write_uses` is one more such call: the memories offered by number (never by id), the
+answer through `record_uses`.
 
 Choices worth knowing (how requests are shaped: requests.py; failures: failures.py):
 - After `max_tool_rounds` rounds of tool calls the last request still carries the tools
@@ -24,6 +26,9 @@ Choices worth knowing (how requests are shaped: requests.py; failures: failures.
 - Structured output (extract, route): no call, a cut-off or refused answer, or a
   malformed top level is ModelUnavailable (the step retries); a bad item inside a good
   answer is dropped, never repaired (parsing.py).
+- Uses (`write_uses`) are an improvement, never a step anything waits on: a refused or
+  malformed answer gives the memories it covers no uses (they keep their category's);
+  only a failure to answer at all (an API error, no call, a cut-off) is ModelUnavailable.
 """
 
 from __future__ import annotations
@@ -48,8 +53,10 @@ from chatmemory.adapters.claude.answer_tools import (
     RECORD_MEMORIES_DEEP_TOOL,
     RECORD_MEMORIES_TOOL,
     RECORD_ROOM_MEMORIES_TOOL,
+    RECORD_USES_TOOL,
     ROUTE_MAX_TOKENS,
     ROUTE_MEMORIES_TOOL,
+    USES_MAX_TOKENS,
 )
 from chatmemory.adapters.claude.clients import ClaudeClient, deep_timeout
 from chatmemory.adapters.claude.failures import SDK_FAILURES, failure_kind, unavailable
@@ -58,6 +65,7 @@ from chatmemory.adapters.claude.prompts import (
     extract_room_prompt,
     fold_prompt,
     route_prompt,
+    write_uses_prompt,
 )
 from chatmemory.adapters.claude.requests import (
     extraction_request,
@@ -68,6 +76,7 @@ from chatmemory.adapters.claude.requests import (
     text_block,
     thinking_for,
     tool_param,
+    uses_request,
 )
 from chatmemory.domain.errors import ModelRefused
 from chatmemory.domain.extraction import ExtractionInput, ExtractionResult, RoomSeat
@@ -82,6 +91,7 @@ from chatmemory.ports.model import (
     ToolRunner,
     ToolSpec,
     Usage,
+    UsesRequest,
 )
 
 log = logging.getLogger(__name__)
@@ -347,6 +357,37 @@ class ClaudeModel(Model):
             routed.stray,
         )
         return routed.decisions
+
+    def write_uses(self, items: Sequence[UsesRequest]) -> list[tuple[str, ...]]:
+        """The uses of each memory, in order, by the fast model through `record_uses`.
+
+        Memories are numbered from 1 and shown by category and words only. A memory the
+        model left out, answered twice or answered with anything but a list of enough
+        strings gets `()`; so does every memory of a refused or malformed answer.
+        """
+        if not items:
+            return []
+        try:
+            answer = self._structured_call(
+                write_uses_prompt(), uses_request(items), RECORD_USES_TOOL, USES_MAX_TOKENS, "uses"
+            )
+        except ModelRefused:  # asking again would be refused again: they keep what they have
+            log.info("claude uses: memories=%d refused", len(items))
+            return [() for _ in items]
+        entries = answer.get("memories")
+        if not isinstance(entries, list):
+            log.info("claude uses: memories=%d malformed answer", len(items))
+            return [() for _ in items]
+        read = parsing.uses(entries, len(items))
+        log.info(
+            "claude uses: memories=%d returned=%d written=%d stray=%d dropped=%s",
+            len(items),
+            len(entries),
+            sum(1 for uses in read.uses if uses),
+            read.stray,
+            dict(sorted(read.dropped.items())),
+        )
+        return read.uses
 
     def _structured_call(
         self,

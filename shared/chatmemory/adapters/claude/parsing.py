@@ -1,13 +1,14 @@
 """The model's structured answers as domain values: `record_memories` and
 `record_room_memories` items as Candidates, their `threads_raised` as ThreadReports,
-`route_memories` decisions as RouteDecisions.
+`route_memories` decisions as RouteDecisions, `record_uses` entries as each memory's uses.
 
 A bad item inside a good answer is dropped, never repaired: a candidate that names a line
 not offered, breaks a field rule or leaves the offered values (in a room: a subject of an
 unknown shape, a counterpart on an item that is not the persona's own, a thread that is
 not a present person's story); a report on a line that is not the persona's own, on a
 thread not offered, or with a response not offered; a decision for no case offered. A
-case with no single good decision is NONE.
+case with no single good decision is NONE; a memory with no single good list of uses
+(at least MIN_USES strings, once cleaned) gets none.
 
 Threads are named by the numbers the request offered ("T1"), never by id. A beat or a
 conclusion naming a number that was not offered (or, in a room, a thread of someone else's
@@ -36,6 +37,7 @@ from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
 from chatmemory.domain.routing import Action, RouteDecision
 from chatmemory.domain.threads import Cadence, Response, ThreadReport
 from chatmemory.domain.time import parse_instant
+from chatmemory.domain.uses import MIN_USES, clean_uses
 
 # A room item names whom it is about; "" (a one-to-one item) is not a room subject.
 _ROOM_SUBJECT = re.compile(r"^(?:self|world|u:\S.*)$", re.DOTALL)
@@ -188,6 +190,50 @@ def decisions(items: Sequence[object], cases: int) -> Routed:
             decision = RouteDecision(Action.NONE)
         decided.append(decision)
     return Routed(decided, defaulted, stray)
+
+
+@dataclass(frozen=True)
+class UsesRead:
+    """The uses of each memory, in order (`()` where there is no single good list); how
+    many entries were dropped, by the reason; how many named no memory offered."""
+
+    uses: list[tuple[str, ...]]
+    dropped: Counter[str]
+    stray: int
+
+
+def uses(entries: Sequence[object], memories: int) -> UsesRead:
+    """Each of `memories` memories' uses (numbered from 1), cleaned as any memory's are
+    (domain/uses.py). A list with anything but strings, fewer than MIN_USES once cleaned
+    (a model unsure what the memory is for; its category's uses beat a guess), or a
+    memory answered more than once, gives that memory none."""
+    given: dict[int, list[tuple[str, ...] | None]] = {}
+    dropped: Counter[str] = Counter()
+    stray = 0
+    for entry in entries:
+        number = _integer(entry.get("memory")) if isinstance(entry, dict) else None
+        if number is None or not isinstance(entry, dict) or not 1 <= number <= memories:
+            stray += 1
+            continue
+        listed = entry.get("uses")
+        if not isinstance(listed, list) or not all(isinstance(use, str) for use in listed):
+            dropped["uses"] += 1
+            given.setdefault(number, []).append(None)
+            continue
+        cleaned = clean_uses(listed)
+        if len(cleaned) < MIN_USES:
+            dropped["too_few"] += 1
+            given.setdefault(number, []).append(None)
+            continue
+        given.setdefault(number, []).append(cleaned)
+    found: list[tuple[str, ...]] = []
+    for number in range(1, memories + 1):
+        answers = given.get(number, [])
+        if len(answers) > 1:
+            dropped["repeat"] += 1
+        single = answers[0] if len(answers) == 1 else None
+        found.append(single or ())
+    return UsesRead(found, dropped, stray)
 
 
 def _integer(value: object) -> int | None:

@@ -15,7 +15,7 @@ from chatmemory.domain.extraction import (
 )
 from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
 from chatmemory.domain.threads import THREAD_TEXT_MAX
-from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS
+from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, MAX_USES, MIN_USES, USE_CHARS
 
 
 @functools.cache
@@ -23,10 +23,30 @@ def extract_prompt(*, deep: bool = False) -> str:
     """The extraction rules (prompts/extract.txt) with the limits, the categories and the
     rule for `uses` and `importance` (prompts/memory_uses_rule.txt, verbatim) filled in.
     A deep read gets the same rules with its larger cap on items."""
-    prompts = resources.files("chatmemory.prompts")
-    uses_rule = prompts.joinpath("memory_uses_rule.txt").read_text("utf-8").strip()
     cap = DEEP_MAX_CANDIDATES if deep else MAX_CANDIDATES
-    return _filled("extract.txt", cap).replace("{uses_rule}", uses_rule).strip()
+    return _filled("extract.txt", cap).replace("{uses_rule}", _uses_rule()).strip()
+
+
+@functools.cache
+def write_uses_prompt() -> str:
+    """The rules for writing the uses of memories that came without them
+    (prompts/write_uses.txt), with the extractor's rule for `uses` verbatim
+    (prompts/memory_uses_rule.txt) and the number of uses asked for filled in: the same
+    rule whoever writes them, so typed and learned memories are indexed alike."""
+    text = resources.files("chatmemory.prompts").joinpath("write_uses.txt").read_text("utf-8")
+    return (
+        text.replace("{uses_rule}", _uses_rule())
+        .replace("{min_uses}", str(MIN_USES))
+        .replace("{max_uses}", str(MAX_USES))
+        .replace("{use_chars}", str(USE_CHARS))
+        .strip()
+    )
+
+
+def _uses_rule() -> str:
+    """The rule for `uses` and `importance` every memory writer follows."""
+    prompts = resources.files("chatmemory.prompts")
+    return prompts.joinpath("memory_uses_rule.txt").read_text("utf-8").strip()
 
 
 @functools.cache

@@ -1,6 +1,6 @@
 """How each request to Claude is shaped: the thinking setting and the tool choice a model
 gets, the SDK params for prompt blocks, messages and tools, and the text of the
-extraction (one-to-one, and from a persona's seat in a room) and routing requests.
+extraction (one-to-one, and from a persona's seat in a room), routing and uses requests.
 
 Choices worth knowing:
 - The request mirrors the rendered prompt exactly: one text block per system block and
@@ -37,7 +37,7 @@ from anthropic.types import (
 
 from chatmemory.domain.extraction import ExtractionInput, KnownThread, RoomSeat
 from chatmemory.domain.prompt import PromptMessage, neutralise, one_line
-from chatmemory.ports.model import RoutingCase, ToolSpec
+from chatmemory.ports.model import RoutingCase, ToolSpec, UsesRequest
 
 _CACHE_BREAKPOINT: CacheControlEphemeralParam = {"type": "ephemeral"}
 
@@ -181,3 +181,16 @@ def routing_request(cases: Sequence[RoutingCase]) -> str:
         ]
         lines.append(json.dumps(entry, ensure_ascii=False))
     return "<candidates>\n" + "\n".join(lines) + "\n</candidates>"
+
+
+def uses_request(items: Sequence[UsesRequest]) -> str:
+    """The uses call's user message: one JSON line per memory, numbered from 1 (the
+    numbers the answer names), with its category and its words, never its id."""
+    lines = [
+        json.dumps(
+            {"memory": number, "category": item.category, "text": neutralise(item.text)},
+            ensure_ascii=False,
+        )
+        for number, item in enumerate(items, start=1)
+    ]
+    return "<memories>\n" + "\n".join(lines) + "\n</memories>"

@@ -11,9 +11,10 @@ from chatmemory.domain import rules
 from chatmemory.domain.conversation import Conversation
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.events import MemoryEvent
-from chatmemory.domain.memory import Memory
+from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.time import from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
+from chatmemory.domain.uses_origin import awaits_uses
 
 AFTER_IDS = "~"  # sorts after every character an id may hold ([A-Za-z0-9_.:-])
 USER_SK = "USER"
@@ -37,6 +38,7 @@ PENDING_SHARDS = 8  # spreads the sweep's index over partitions
 PENDING_PREFIX = "PENDING#"
 PURGE_PREFIX = "PURGE#"
 QUIET_PREFIX = "QUIET#"
+USES_PREFIX = "USES#"
 
 
 def pk(user_id: str) -> str:
@@ -263,6 +265,18 @@ def thread_due_keys(user_id: str, memory_id: str, review_on: date) -> dict[str, 
     return {
         "gsi1pk": f"{THREAD_PREFIX}{_shard(user_id)}",
         "gsi1sk": f"{review_on.isoformat()}#{user_id}#{memory_id}",
+    }
+
+
+def uses_pending_keys(memory: Memory) -> dict[str, str]:
+    """The sweep's index keys while an active row's uses wait to be written for it (they
+    were borrowed from its category, carried from the version it corrects, or there are
+    none), else none; rows sort by when they were written."""
+    if memory.status is not Status.ACTIVE or not awaits_uses(memory.meta):
+        return {}
+    return {
+        "gsi1pk": f"{USES_PREFIX}{_shard(memory.user_id)}",
+        "gsi1sk": f"{to_storage(memory.created_at)}#{memory.user_id}#{memory.memory_id}",
     }
 
 

@@ -36,7 +36,7 @@ from chatmemory.domain.tombstone import Tombstone
 
 
 def memory_item(items: BoundItems, memory: Memory) -> MemoryItem:
-    return items.memory(
+    item = items.memory(
         keys.pk(memory.user_id),
         keys.memory_sk(memory.memory_id),
         lsi1sk=keys.memory_lsi(to_storage(memory.created_at), memory.memory_id),
@@ -72,6 +72,10 @@ def memory_item(items: BoundItems, memory: Memory) -> MemoryItem:
         meta=meta_text(memory.meta),
         ttl=None if memory.valid_until is None else epoch_seconds(memory.valid_until),
     )
+    pending = keys.uses_pending_keys(memory)  # in the sweep's index while its uses wait
+    if pending:
+        item.gsi1pk, item.gsi1sk = pending["gsi1pk"], pending["gsi1sk"]
+    return item
 
 
 def meta_text(meta: Mapping[str, Any]) -> str:
@@ -119,6 +123,8 @@ def persona_memory_item(items: BoundItems, memory: Memory) -> MemoryItem:
     """A persona's own row: the memory item, in the persona's partition `P#<persona>`."""
     item = memory_item(items, memory)
     item.pk = keys.persona_pk(memory.persona)
+    # No sweep reads a persona's partition: its rows never wait in the uses index.
+    item.gsi1pk = item.gsi1sk = None
     return item
 
 

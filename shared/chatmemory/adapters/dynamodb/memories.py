@@ -1,6 +1,8 @@
 """The memory rows on DynamoDB: MEM#<memory_id> items, listed through the by_created LSI,
 SAW#<owner> markers in the partition of each witness who is not the row's owner, and a
-THREAD#<memory_id> marker beside each active thread row (see `threads`).
+THREAD#<memory_id> marker beside each active thread row (see `threads`). An active row
+whose uses wait to be written for it sits in the sweep's index under USES#<shard> (its
+own gsi1 keys, set and cleared by the writes of the row itself).
 
 Every write of a row that lists other users as witnesses also updates, in the same
 transaction, a marker in each of their partitions `U#<witness>` naming the owner (and
@@ -12,9 +14,11 @@ a witness always has its marker, while a marker whose rows moved on only costs a
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping, Sequence
+import heapq
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import date, datetime
 from functools import partial
+from itertools import islice
 from typing import Any
 
 from pynamodb.expressions.condition import Condition
@@ -42,6 +46,7 @@ from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFo
 from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.time import to_storage
+from chatmemory.domain.uses_origin import awaits_uses
 from chatmemory.ports.memories import MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.pages import MAX_PAGE, Page
@@ -247,6 +252,66 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             once = partial(self._set_fading_once, user_id, chunk, events)
             self._table.optimistic(once, what="their fading was recorded")
 
+    def set_uses(
+        self,
+        user_id: str,
+        memory_id: str,
+        *,
+        expected: Memory,
+        meta: Mapping[str, Any],
+        embedding: bytes,
+    ) -> bool:
+        check_owner(user_id, expected.user_id)
+        if expected.memory_id != memory_id:
+            raise InvalidField("memory_id", "must be the id of the row read")
+        if awaits_uses(meta):
+            raise InvalidField("meta", "the uses written must be the memory's own")
+        changed = dataclasses.replace(expected, meta=dict(meta), embedding=embedding)
+        forgotten = self._table.forgotten_before(user_id)
+        if forgotten is not None and to_storage(expected.created_at) <= forgotten:
+            return False
+        cls = self._cls
+        # One conditional update on the row as read: still shown, unexpired, active, with
+        # the same words, category and meta (the use count and fading may have moved).
+        guard = all_of(
+            *self._visible_guard(),
+            unexpired(cls.ttl, self._table.now()),
+            cls.status == Status.ACTIVE.value,
+            cls.text == expected.text,
+            cls.category == expected.category,
+            cls.meta == meta_text(expected.meta),
+        )
+        actions = (
+            cls.meta.set(meta_text(changed.meta)),
+            cls.embedding.set(embedding),
+            *self._uses_index_actions(changed),
+        )
+        try:
+            self._table.commit([Write("update", self._key(user_id, memory_id), guard, actions)])
+        except LostRace:
+            return False
+        return True
+
+    def pending_uses(self, limit: int = 100) -> list[tuple[str, str]]:
+        rules.int_range("limit", limit, 1, MAX_PAGE)
+        cls = self._cls
+        shards: list[Iterable[MemoryItem]] = [
+            cls.pending.query(shard, page_size=limit)
+            for shard in keys.pending_shards(keys.USES_PREFIX)
+        ]
+        # Each shard comes in index order (when written); merged, so do all of them.
+        entries = (
+            (keys.user_of(row.pk), row.sk.removeprefix(keys.MEMORY_PREFIX))
+            for row in heapq.merge(*shards, key=lambda row: str(row.gsi1sk))
+        )
+        pending: list[tuple[str, str]] = []
+        while len(pending) < limit:
+            batch = list(islice(entries, limit - len(pending)))
+            if not batch:
+                break
+            pending += self._still_awaiting(batch)
+        return pending
+
     def drop_witness(self, witness: str) -> int:
         saw = self._saw
         owners = [
@@ -295,6 +360,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             cls.valid_to.remove(),
             cls.closed_by.remove(),
             cls.updated_at.set(reinstated.updated_at),
+            *self._uses_index_actions(reinstated),
         )
         item = self._key(reinstated.user_id, reinstated.memory_id)
         marker = [self._threads.put(reinstated)] if is_active_thread(reinstated) else []
@@ -353,6 +419,32 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
 
     def _key(self, user_id: str, memory_id: str) -> MemoryItem:
         return self._cls(keys.pk(user_id), keys.memory_sk(memory_id))
+
+    def _uses_index_actions(self, memory: Memory) -> tuple[Action, Action]:
+        """The row's keys in the sweep's uses index as `memory` says: set while it is
+        active and its uses wait to be written for it, removed otherwise."""
+        cls = self._cls
+        pending = keys.uses_pending_keys(memory)
+        if not pending:
+            return cls.gsi1pk.remove(), cls.gsi1sk.remove()
+        return cls.gsi1pk.set(pending["gsi1pk"]), cls.gsi1sk.set(pending["gsi1sk"])
+
+    def _still_awaiting(self, entries: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
+        """The entries whose row still shows, is active and waits for its uses (the index
+        is eventually consistent, and a hidden row keeps its keys until its purge)."""
+        awaiting: list[tuple[str, str]] = []
+        by_user: dict[str, list[str]] = {}
+        for user_id, memory_id in entries:
+            by_user.setdefault(user_id, []).append(memory_id)
+        rows = {
+            user_id: self._visible_among(user_id, unique(memory_ids))
+            for user_id, memory_ids in by_user.items()
+        }
+        for user_id, memory_id in entries:
+            memory = rows[user_id].get(memory_id)
+            if memory is not None and keys.uses_pending_keys(memory):
+                awaiting.append((user_id, memory_id))
+        return awaiting
 
     def _visible_guard(self) -> tuple[Condition, Condition]:
         """A write's condition that the row exists and is not hidden."""
@@ -423,6 +515,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             cls.updated_at.set(changed.updated_at),
             cls.valid_to.remove() if valid_to is None else cls.valid_to.set(valid_to),
             cls.closed_by.remove() if closed_by is None else cls.closed_by.set(closed_by),
+            *self._uses_index_actions(changed),  # history waits for nothing
         )
         guard = all_of(*self._visible_guard(), cls.status == Status.ACTIVE.value)
         update = Write("update", self._key(user_id, memory_id), guard, actions)

@@ -12,8 +12,13 @@ from chatmemory.adapters.dynamodb import keys
 from chatmemory.adapters.dynamodb.table import Table, all_of, unexpired, unique
 from chatmemory.domain.memory import Status
 from chatmemory.domain.time import to_storage
+from chatmemory.domain.uses_origin import USES_FROM
 from chatmemory.ports.recall_source import MemoryDigest, RecallSource
 
+# The keys of a stored meta that say a row's uses are still borrowed or carried, and
+# that it has any.
+_USES_FROM = f'"{USES_FROM}"'
+_USES = '"uses"'
 # What a digest reads of a row: no text, no vectors.
 _DIGEST_ATTRIBUTES = [
     "memory_id",
@@ -62,8 +67,14 @@ class DynamoRecallSource(RecallSource):
                     memory_id=row.memory_id,
                     persona=row.persona,
                     importance=int(row.importance),
-                    # Vectors change only through put_memory, which stamps updated_at.
-                    version=to_storage(row.updated_at),
+                    # Vectors change through put_memory, which stamps updated_at, and
+                    # through the uses job, which leaves it (what the memory says did not
+                    # change) but always leaves the row with uses and without the
+                    # `uses_from` they waited under.
+                    version=(
+                        f"{to_storage(row.updated_at)}:"
+                        f"{int(_USES_FROM in meta)}{int(_USES in meta)}"
+                    ),
                     borrowed_uses='"uses_from": "category"' in meta,
                 )
             )

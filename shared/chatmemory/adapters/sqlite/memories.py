@@ -26,6 +26,7 @@ from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.threads import review_date
 from chatmemory.domain.time import to_storage
+from chatmemory.domain.uses_origin import AWAITING, USES_FROM, awaits_uses
 from chatmemory.ports.memories import MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.pages import MAX_PAGE, Page
@@ -214,6 +215,51 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
                     (*_fading_params(wanted[memory_id]), user_id, memory_id),
                 )
             insert_events(conn, [e for e in events if e.memory_id in active])
+
+    def set_uses(
+        self,
+        user_id: str,
+        memory_id: str,
+        *,
+        expected: Memory,
+        meta: Mapping[str, Any],
+        embedding: bytes,
+    ) -> bool:
+        check_owner(user_id, expected.user_id)
+        changed = _with_own_uses(expected, memory_id, meta, embedding)
+        with self._db.write() as conn:
+            clause, params = self._db.visible_clause(conn, user_id)
+            row = conn.execute(
+                f"SELECT {MEMORY_COLUMNS} FROM memories WHERE {clause} AND memory_id = ?",
+                [*params, memory_id],
+            ).fetchone()
+            if row is None or not _still_as_read(memory_from_row(row), expected):
+                return False
+            conn.execute(
+                "UPDATE memories SET meta = ?, embedding = ? WHERE user_id = ? AND memory_id = ?",
+                (_meta_text(changed.meta), changed.embedding, user_id, memory_id),
+            )
+        return True
+
+    def pending_uses(self, limit: int = 100) -> list[tuple[str, str]]:
+        rules.int_range("limit", limit, 1, MAX_PAGE)
+        origins = sorted(AWAITING)
+        rows = (
+            self._db.connection()
+            .execute(
+                "SELECT m.user_id, m.memory_id FROM memories m "
+                "LEFT JOIN user_state u ON u.user_id = m.user_id "
+                f"WHERE (json_extract(m.meta, '$.{USES_FROM}') IN ({marks(origins)}) "
+                "OR COALESCE(json_array_length(m.meta, '$.uses'), 0) = 0) "
+                "AND m.hidden = 0 AND m.status = 'active' "
+                "AND (m.valid_until IS NULL OR m.valid_until > ?) "
+                "AND (u.forgotten_before IS NULL OR m.created_at > u.forgotten_before) "
+                "ORDER BY m.created_at, m.user_id, m.memory_id LIMIT ?",
+                (*origins, self._db.now(), limit),
+            )
+            .fetchall()
+        )
+        return [(row["user_id"], row["memory_id"]) for row in rows]
 
     def drop_witness(self, witness: str) -> int:
         # As in the persona partition: json_each keeps the list's order, and only rows of
@@ -406,6 +452,29 @@ def _update_status(conn: sqlite3.Connection, memory: Memory) -> None:
         "UPDATE memories SET status = ?, valid_to = ?, closed_by = ?, updated_at = ?, "
         "thread_review_on = ? WHERE user_id = ? AND memory_id = ?",
         params,
+    )
+
+
+def _with_own_uses(
+    expected: Memory, memory_id: str, meta: Mapping[str, Any], embedding: bytes
+) -> Memory:
+    """The row as read with its own uses and their vectors, checked as any row is;
+    InvalidField for a meta that still says its uses are borrowed or carried."""
+    if expected.memory_id != memory_id:
+        raise InvalidField("memory_id", "must be the id of the row read")
+    if awaits_uses(meta):
+        raise InvalidField("meta", "the uses written must be the memory's own")
+    return dataclasses.replace(expected, meta=dict(meta), embedding=embedding)
+
+
+def _still_as_read(current: Memory, expected: Memory) -> bool:
+    """Whether the row still says what was read: active, the same words, category and
+    meta (a use recorded meanwhile moves only `updated_at` and the fading fields)."""
+    return (
+        current.status is Status.ACTIVE
+        and current.text == expected.text
+        and current.category == expected.category
+        and _meta_text(current.meta) == _meta_text(expected.meta)
     )
 
 

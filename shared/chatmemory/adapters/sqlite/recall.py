@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chatmemory.adapters.sqlite.database import Database, marks
+from chatmemory.domain.uses_origin import USES_FROM
 from chatmemory.ports.recall_source import MemoryDigest, RecallSource
 
 _BOUND_PARAMETERS = 500  # SQLite caps bound parameters per statement
@@ -21,9 +22,14 @@ class SqliteRecallSource(RecallSource):
         if persona is not None:
             clause += " AND persona = ?"
             params.append(persona)
+        # The version: the uses job rewrites a row's vectors in place without touching
+        # `updated_at` (what the memory says did not change), and always leaves it with
+        # uses and without the `uses_from` that said they were borrowed or carried.
         rows = conn.execute(
             "SELECT memory_id, persona, importance, updated_at || ':' || "
-            'COALESCE(length(embedding), 0), instr(meta, \'"uses_from": "category"\') > 0 '
+            "COALESCE(length(embedding), 0) || ':' || "
+            f"(instr(meta, '\"{USES_FROM}\"') > 0) || (instr(meta, '\"uses\"') > 0), "
+            'instr(meta, \'"uses_from": "category"\') > 0 '
             f"FROM memories WHERE {clause} ORDER BY created_at DESC, memory_id DESC",
             params,
         ).fetchall()

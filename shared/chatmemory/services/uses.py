@@ -1,0 +1,153 @@
+"""Uses written for memories that came without them, off the request path.
+
+A memory typed through the API, saved by the chat model without uses, or corrected is
+stored at once with uses borrowed from its category or carried from the version it
+replaces (domain/uses_origin.py), and a job names it. The job reads the rows again,
+asks the model once for all of them, and writes each one's own uses and fresh vectors
+with a compare-and-set on the row as it read it, so a correction, delete or close that
+came meanwhile always wins. Nothing here fails anything upstream: a model that cannot
+answer leaves the borrowed uses in place, and a later run (`chatmemory flush`) can try
+again. Logs carry ids and counts, never a memory's words or its uses.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.uses_origin import awaits_uses, with_own_uses
+from chatmemory.ports.model import Model, UsesRequest
+from chatmemory.ports.stores import Stores
+from chatmemory.services.indexing import MemoryIndexer
+
+log = logging.getLogger(__name__)
+
+#: memories one model call is asked about: a job names one or two, a catch-up many
+USES_PER_CALL = 20
+
+
+@dataclass(frozen=True, slots=True)
+class UsesWritten:
+    """What one run did: rows the model was asked about, rows whose own uses landed,
+    rows the model gave none (or that failed), and rows that changed before the write."""
+
+    asked: int = 0
+    written: int = 0
+    unwritten: int = 0
+    changed: int = 0
+
+
+class UsesWriter:
+    """Takes its model as it is or as a provider, so building it loads no client."""
+
+    def __init__(
+        self, stores: Stores, model: Model | Callable[[], Model], indexer: MemoryIndexer
+    ) -> None:
+        self._stores = stores
+        self._model_of = model if callable(model) else lambda: model
+        self._indexer = indexer
+
+    def write(self, user_id: str, memory_ids: Sequence[str]) -> UsesWritten:
+        """Write the own uses of each of these memories that still waits for them: still
+        active and shown, its uses still borrowed or carried, memory still on for its
+        persona. Running it again changes nothing."""
+        model = self._model_of()
+        if model.offline:
+            return UsesWritten()  # it cannot read what a memory is for
+        rows = self._waiting(user_id, memory_ids)
+        total = UsesWritten()
+        for start in range(0, len(rows), USES_PER_CALL):
+            total = _added(total, self._write_batch(model, rows[start : start + USES_PER_CALL]))
+        if total.asked:
+            log.info("memory uses written", extra=dataclasses.asdict(total))
+        return total
+
+    def catch_up(self, limit: int = 100) -> UsesWritten:
+        """Write the own uses of the oldest rows of any user still waiting for them: the
+        jobs a stopped server never ran, and the ones whose model call failed."""
+        if self._model_of().offline:
+            return UsesWritten()
+        by_user: dict[str, list[str]] = {}
+        for user_id, memory_id in self._stores.memories.pending_uses(limit):
+            by_user.setdefault(user_id, []).append(memory_id)
+        total = UsesWritten()
+        for user_id, memory_ids in by_user.items():
+            total = _added(total, self.write(user_id, memory_ids))
+        return total
+
+    def _waiting(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
+        wanted = list(dict.fromkeys(memory_ids))
+        rows = [
+            row
+            for row in self._stores.memories.get_memories(user_id, wanted)
+            if row.status is Status.ACTIVE and awaits_uses(row.meta)
+        ]
+        if not rows:
+            return []
+        # Memory switched off since the row was written: its words go to no model.
+        settings = self._stores.user_state.get_settings(user_id)
+        return [row for row in rows if settings.allows(row.persona)]
+
+    def _write_batch(self, model: Model, rows: Sequence[Memory]) -> UsesWritten:
+        requests = [UsesRequest(text=row.text, category=row.category) for row in rows]
+        try:
+            answers = model.write_uses(requests)
+        except Exception as exc:  # never upstream: the borrowed uses stay
+            log.warning(
+                "memory uses not written",
+                extra={"memories": len(rows), "error_type": type(exc).__name__},
+            )
+            return UsesWritten(asked=len(rows), unwritten=len(rows))
+        if len(answers) != len(rows):
+            log.warning(
+                "memory uses not written: answers do not match the memories",
+                extra={"memories": len(rows), "answers": len(answers)},
+            )
+            return UsesWritten(asked=len(rows), unwritten=len(rows))
+        written = changed = 0
+        for row, uses in zip(rows, answers, strict=True):
+            if not uses:
+                continue
+            landed = self._land(row, uses)
+            if landed is None:
+                continue
+            written += landed
+            changed += not landed
+        return UsesWritten(
+            asked=len(rows),
+            written=written,
+            unwritten=len(rows) - written - changed,
+            changed=changed,
+        )
+
+    def _land(self, row: Memory, uses: tuple[str, ...]) -> bool | None:
+        """Write the row's own uses and their vectors if it is still as read, then index
+        it: True once written, False when it changed meanwhile (the change wins), None
+        when its vectors could not be made (it keeps what it has)."""
+        own = dataclasses.replace(row, meta=with_own_uses(row.meta, uses), embedding=None)
+        prepared = self._indexer.prepare(own)
+        if prepared.embedding is None:
+            return None  # the embedder failed (logged there): nothing half-written
+        if not self._stores.memories.set_uses(
+            row.user_id,
+            row.memory_id,
+            expected=row,
+            meta=prepared.meta,
+            embedding=prepared.embedding,
+        ):
+            log.info("memory uses not written: changed since", extra={"memory_id": row.memory_id})
+            return False
+        self._indexer.publish(prepared)
+        return True
+
+
+def _added(total: UsesWritten, more: UsesWritten) -> UsesWritten:
+    return UsesWritten(
+        asked=total.asked + more.asked,
+        written=total.written + more.written,
+        unwritten=total.unwritten + more.unwritten,
+        changed=total.changed + more.changed,
+    )
