@@ -22,10 +22,11 @@ import json
 import statistics
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from recall_breakdown import GATE_CLOSED, NOTHING_ABOVE, ONLY_UNRELATED, Turn, turn
+from recall_breakdown import GATE_CLOSED, NOTHING_ABOVE, ONLY_UNRELATED, Bars, Turn, turn
 
 from chatmemory.config import Container
 from chatmemory.domain.memory import Memory
@@ -44,44 +45,60 @@ def load(data: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+@dataclass(frozen=True, slots=True)
+class Case:
+    """One correction to make and the question that needs it, on a seeded user."""
+
+    id: str
+    split: str
+    user_id: str
+    old_memory_id: str
+    text: str
+    query: str
+
+
 def run_corrections(
     container: Container, prepared: Mapping[str, Memory], corrections: Sequence[dict[str, Any]]
 ) -> dict[str, Any]:
-    """Seed the corrections user, measure before, correct, measure after; per split."""
+    """Seed the corrections user with the labelled memories, then measure the corrections."""
     for label, template in prepared.items():
         container.stores.memories.add_memory(
             template.with_changes(user_id=USER, memory_id=_memory_id(label))
         )
-    params = container.retriever.relevance.params
-    threshold, floor = params.threshold, params.gate_floor
-
-    before = {
-        c["id"]: _turn(container, c, _memory_id(c["replaces"]), threshold, floor)
+    cases = [
+        Case(c["id"], c["split"], USER, _memory_id(c["replaces"]), c["text"], c["query"])
         for c in corrections
-    }
-    corrected: dict[str, Memory] = {}
-    for c in corrections:
-        corrected[c["id"]] = container.memories.correct(
-            USER, _memory_id(c["replaces"]), text=c["text"]
-        )
+    ]
+    return measure(container, cases) | {"where": f"on their own user `{USER}`"}
 
+
+def measure(container: Container, cases: Sequence[Case]) -> dict[str, Any]:
+    """Measure before, correct through `MemoryService.correct`, measure after; per split."""
+    bars = Bars.of(container.retriever.relevance.params)
+    before = {case.id: _turn(container, case, case.old_memory_id, bars) for case in cases}
+    old_texts = {
+        case.id: container.memories.get(case.user_id, case.old_memory_id).text for case in cases
+    }
+    corrected = {
+        case.id: container.memories.correct(case.user_id, case.old_memory_id, text=case.text)
+        for case in cases
+    }
     rows = []
-    for c in corrections:
-        new = corrected[c["id"]]
-        old_id, old_text = _memory_id(c["replaces"]), prepared[c["replaces"]].text
-        simulated = _turn(container, c, new.memory_id, threshold, floor)
-        recalled = container.retriever.recall(USER, c["query"])
+    for case in cases:
+        new, old_text = corrected[case.id], old_texts[case.id]
+        simulated = _turn(container, case, new.memory_id, bars)
+        recalled = container.retriever.recall(case.user_id, case.query)
         sent = tuple(item.memory.memory_id for item in recalled)
-        built = container.context.build(ContextRequest(user_id=USER, message=c["query"]))
-        after = Turn(c["id"], (new.memory_id,), simulated.gate_open, sent)
+        built = container.context.build(ContextRequest(user_id=case.user_id, message=case.query))
+        after = Turn(case.id, (new.memory_id,), simulated.gate_open, sent)
         rows.append(
             {
-                "id": c["id"],
-                "split": c["split"],
-                "before_old_sent": before[c["id"]].hits == 1,
+                "id": case.id,
+                "split": case.split,
+                "before_old_sent": before[case.id].hits == 1,
                 "after_corrected_sent": after.hits == 1,
                 "after_outcome": "hit" if after.hits else after.outcome,
-                "old_row_sent": old_id in sent,
+                "old_row_sent": case.old_memory_id in sent,
                 "old_text_sent": any(item.memory.text == old_text for item in recalled),
                 "old_text_in_context": old_text in built.rendered.text(),
                 "uses_borrowed": new.meta.get("uses_from") == USES_FROM_CATEGORY,
@@ -90,8 +107,7 @@ def run_corrections(
             }
         )
     return {
-        "user": USER,
-        "corrections": len(corrections),
+        "corrections": len(cases),
         "per_split": {
             split: _summary([r for r in rows if r["split"] == split]) for split in ("dev", "test")
         }
@@ -104,15 +120,9 @@ def _memory_id(label: str) -> str:
     return f"mem_c_{label}"
 
 
-def _turn(
-    container: Container,
-    correction: Mapping[str, Any],
-    needed: str,
-    threshold: float,
-    floor: float | None,
-) -> Turn:
-    gate, matches = container.retriever.explain(USER, correction["query"])
-    return turn(correction["id"], (needed,), gate, matches, threshold=threshold, gate_floor=floor)
+def _turn(container: Container, case: Case, needed: str, bars: Bars) -> Turn:
+    gate, matches = container.retriever.explain(case.user_id, case.query)
+    return turn(case.id, (needed,), gate, matches, bars)
 
 
 def _summary(rows: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
@@ -142,7 +152,7 @@ def print_corrections(report: Mapping[str, Any]) -> None:
     rule = "|---" * (len(per_split) + 1) + "|"
     print(
         f"\nAfter-correction questions ({report['corrections']} corrections through "
-        f"MemoryService.correct, on their own user `{report['user']}`):\n"
+        f"MemoryService.correct, {report['where']}):\n"
     )
     print(f"| measure {head}\n{rule}")
     lines: tuple[tuple[str, Callable[[Mapping[str, Any]], str]], ...] = (

@@ -1,9 +1,10 @@
 """Where per-turn recall misses, and how much of what it sends was needed.
 
-Read by bench/retrieval.py. Every number here comes from the same per-question parts as
-Recall@5 (the gate's score and each candidate's match, from `Retriever.explain`), cut the
-way `Retriever.recall` cuts: nothing when the gate is closed, else the top 5 at or above
-the threshold. So the breakdown adds up to the Recall@5 it sits next to.
+Read by bench/retrieval.py and bench/people.py. Every number here comes from the same
+per-question parts as Recall@5 (the gate's score and each candidate's match, from
+`Retriever.trace`), cut the way `Retriever.recall` cuts: nothing when the gate is closed or
+when the best candidate is below the threshold, else the top 5 at or above the companion
+bar. So the breakdown adds up to the Recall@5 it sits next to.
 
 Each needs-memory question lands in exactly one outcome:
 - gate closed: the personal-context gate said no, so nothing was recalled at all;
@@ -32,9 +33,32 @@ OUTCOMES = (GATE_CLOSED, NOTHING_ABOVE, ONLY_UNRELATED, PARTIAL, FULL)
 # Where a needed memory that was not sent stood among the candidates.
 STOOD_GATE = "gate closed"
 STOOD_NOT_CANDIDATE = "gate open, not among the 40 candidates"
-STOOD_BELOW = "gate open, a candidate below the threshold"
+STOOD_BELOW = "gate open, a candidate below its bar"
 STOOD_OUTRANKED = "gate open, above the threshold but outranked (6th or lower)"
 STOOD = (STOOD_GATE, STOOD_NOT_CANDIDATE, STOOD_BELOW, STOOD_OUTRANKED)
+
+
+@dataclass(frozen=True, slots=True)
+class Bars:
+    """The cut's settings: the gate's floor (None: no gate), the bar the best candidate
+    must reach, and the lower one its companions must reach."""
+
+    threshold: float
+    gate_floor: float | None
+    companion: float | None = None
+
+    @classmethod
+    def of(cls, params: Any) -> Bars:
+        """The bars of a `RelevanceParams`."""
+        return cls(params.threshold, params.gate_floor, params.companion_threshold)
+
+    def moved(self, *, threshold: float | None = None, gate_floor: float | None = None) -> Bars:
+        """These bars with the threshold moved (the companion bar keeps its distance) or
+        the gate's floor moved."""
+        if threshold is None:
+            return Bars(self.threshold, gate_floor, self.companion)
+        companion = None if self.companion is None else self.companion - self.threshold + threshold
+        return Bars(threshold, self.gate_floor, companion)
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,24 +86,26 @@ class Turn:
 
 
 def cut(
-    matches: Mapping[str, float], *, threshold: float, limit: int = TURN_LIMIT
-) -> tuple[str, ...]:
-    """The best `limit` candidates, then those at or above the threshold (the turn's cut)."""
-    ranked = sorted(matches.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    return tuple(memory_id for memory_id, score in ranked if score >= threshold)
-
-
-def turn(
-    query_id: str,
-    needed: Sequence[str],
-    gate: float,
     matches: Mapping[str, float],
     *,
     threshold: float,
-    gate_floor: float | None,
+    companion: float | None = None,
+    limit: int = TURN_LIMIT,
+) -> tuple[str, ...]:
+    """The turn's cut: nothing unless the best candidate reaches the threshold; then the
+    best `limit` at or above the companion bar (the threshold when there is none)."""
+    ranked = sorted(matches.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+    if not ranked or ranked[0][1] < threshold:
+        return ()
+    bar = threshold if companion is None else min(companion, threshold)
+    return tuple(memory_id for memory_id, score in ranked if score >= bar)
+
+
+def turn(
+    query_id: str, needed: Sequence[str], gate: float, matches: Mapping[str, float], bars: Bars
 ) -> Turn:
-    gate_open = gate_floor is None or gate >= gate_floor
-    sent = cut(matches, threshold=threshold) if gate_open else ()
+    gate_open = bars.gate_floor is None or gate >= bars.gate_floor
+    sent = cut(matches, threshold=bars.threshold, companion=bars.companion) if gate_open else ()
     return Turn(query_id, tuple(needed), gate_open, sent)
 
 
@@ -93,6 +119,7 @@ def breakdown(needs: Sequence[Turn], none: Sequence[Turn]) -> dict[str, Any]:
         "outcome_counts": {name: counts[name] for name in OUTCOMES},
         "recall_at_5": _mean(t.hits / len(t.needed) for t in needs),
         "any_hit": _mean(float(t.hits > 0) for t in needs),
+        "injection_rate": _mean(float(bool(t.sent)) for t in none),
         "by_needed": {},
     }
     for size in sorted({len(t.needed) for t in needs}):
@@ -123,8 +150,7 @@ def breakdown(needs: Sequence[Turn], none: Sequence[Turn]) -> dict[str, Any]:
 def where_missed(
     needs: Sequence[Turn],
     matches: Mapping[str, Mapping[str, float]],
-    *,
-    threshold: float,
+    bars: Bars,
 ) -> dict[str, Any]:
     """Each needed memory that was not sent, by where it stood; and, for those behind a
     closed gate, how many the cut would have sent had the gate been open."""
@@ -138,10 +164,14 @@ def where_missed(
             if not t.gate_open:
                 stood[STOOD_GATE] += 1
                 behind_gate += 1
-                would_have += memory_id in cut(scores, threshold=threshold)
+                would_have += memory_id in cut(
+                    scores, threshold=bars.threshold, companion=bars.companion
+                )
             elif memory_id not in scores:
                 stood[STOOD_NOT_CANDIDATE] += 1
-            elif scores[memory_id] < threshold:
+            elif not t.sent or scores[memory_id] < (
+                bars.threshold if bars.companion is None else bars.companion
+            ):
                 stood[STOOD_BELOW] += 1
             else:
                 stood[STOOD_OUTRANKED] += 1

@@ -31,7 +31,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from retrieval import ROOT, WORK, Labelled, seed
+from retrieval import ROOT, WORK, Labelled, prepare, seed
 
 from chatmemory.adapters.clock import SystemClock
 from chatmemory.config import Container, Settings, use_container
@@ -129,7 +129,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         settings = Settings(state_dir=Path(folder), embedder="minilm", project_root=ROOT)
         container = Container(settings, SystemClock())
         use_container(container)
-        ids = seed(container, data, users=1)
+        ids = seed(container, prepare(container, data), users=1)
         service = container.recall
         report["embedder"] = container.embedder.name
         report["floor"] = service.floor

@@ -19,8 +19,11 @@ What it does, in one run, on the labelled set in bench/data/:
 6. after-correction questions (bench/corrections.py), as their own pass on their own user
    so the numbers above stay comparable: the corrections in bench/data go through
    `MemoryService.correct`, then: was the corrected version sent, and did the superseded
-   text leak into what was sent.
-Thresholds and weights were chosen on the dev split; the test split is reported as is.
+   text leak into what was sent;
+7. the people set (bench/people.py): thirty users whose memories were typed through the
+   API, with the same breakdown, by tag, and their corrections.
+Thresholds and weights were chosen on the dev splits (bench/calibrate.py); the test
+splits are reported as is.
 Numbers go to stdout (markdown) and bench/.work/retrieval-<time>.json.
 """
 
@@ -46,15 +49,23 @@ sys.path.insert(0, str(ROOT / "shared"))
 
 from corrections import load as load_corrections  # noqa: E402 - bench/ is on sys.path
 from corrections import print_corrections, run_corrections  # noqa: E402
-from recall_breakdown import breakdown, print_breakdown, turn, where_missed  # noqa: E402
+from people import load as load_people  # noqa: E402
+from people import print_people, run_people  # noqa: E402
+from recall_breakdown import Bars, breakdown, print_breakdown, turn, where_missed  # noqa: E402
 
 from chatmemory.adapters.clock import SystemClock  # noqa: E402
 from chatmemory.config import Container, Settings, use_container  # noqa: E402
 from chatmemory.domain.memory import Memory  # noqa: E402
 from chatmemory.services.context import ContextRequest  # noqa: E402
+from chatmemory.services.retrieval import Retriever  # noqa: E402
 
 DATA = ROOT / "bench" / "data"
 WORK = ROOT / "bench" / ".work"
+#: the extractor's uses for the labelled memories, under today's rule
+#: (prompts/memory_uses_rule.txt) and under the earlier one (three to six uses, of which
+#: the row kept two)
+HINTS = "retrieval_memory_hints.jsonl"
+EARLIER_HINTS = "retrieval_memory_hints_v1.jsonl"
 
 
 @dataclass
@@ -64,13 +75,13 @@ class Labelled:
     hints: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     @classmethod
-    def load(cls, with_hints: bool) -> Labelled:
+    def load(cls, with_hints: bool, hints_file: str = HINTS) -> Labelled:
         def lines(name: str) -> list[dict[str, Any]]:
             return [json.loads(line) for line in (DATA / name).read_text().splitlines() if line]
 
         hints = {}
-        if with_hints and (DATA / "retrieval_memory_hints.jsonl").exists():
-            hints = {row["id"]: row for row in lines("retrieval_memory_hints.jsonl")}
+        if with_hints and (DATA / hints_file).exists():
+            hints = {row["id"]: row for row in lines(hints_file)}
         return cls(lines("retrieval_memories.jsonl"), lines("retrieval_queries.jsonl"), hints)
 
 
@@ -166,74 +177,41 @@ def plain_cosine(container: Container, data: Labelled, user_id: str) -> Judged:
 
 
 def quality(
-    judged: Judged,
-    data: Labelled,
-    ids: dict[str, str],
-    *,
-    threshold: float,
-    gate_floor: float | None,
-    split: str,
+    judged: Judged, data: Labelled, ids: dict[str, str], bars: Bars, *, split: str
 ) -> tuple[float, float]:
     """(Recall@5 on needs-memory queries, injection rate on no-memory queries)."""
     recalls, injected = [], []
     for query in data.queries:
         if split != "all" and query["split"] != split:
             continue
-        passes = gate_floor is None or judged.gate[query["id"]] >= gate_floor
-        scored = judged.matches[query["id"]] if passes else {}
-        ranked = sorted(scored.items(), key=lambda kv: -kv[1])[:5]
-        top = [memory_id for memory_id, score in ranked if score >= threshold]
+        needed = [ids[label] for label in query["needs"]]
+        one = turn(query["id"], needed, judged.gate[query["id"]], judged.matches[query["id"]], bars)
         if query["kind"] == "needs_memory":
-            needed = [ids[label] for label in query["needs"]]
-            recalls.append(sum(m in top for m in needed) / len(needed))
+            recalls.append(one.hits / len(needed))
         else:
-            injected.append(bool(top))
+            injected.append(bool(one.sent))
     return statistics.fmean(recalls), statistics.fmean(injected)
 
 
 def curve(
-    judged: Judged,
-    data: Labelled,
-    ids: dict[str, str],
-    split: str,
-    *,
-    over: str,
-    threshold: float,
-    gate_floor: float | None,
+    judged: Judged, data: Labelled, ids: dict[str, str], bars: Bars, split: str, *, over: str
 ) -> list[tuple[float, float, float]]:
-    """Recall and injection as one knob moves ("threshold" or "gate"), the other fixed."""
-    rows = []
+    """Recall and injection as one knob moves ("threshold" — the companion bar keeping its
+    distance — or "gate"), the other fixed."""
     if over == "gate":
-        for floor in np.round(np.arange(-0.06, 0.1201, 0.02), 3):
-            rows.append(
-                (
-                    float(floor),
-                    *quality(
-                        judged, data, ids, threshold=threshold, gate_floor=float(floor), split=split
-                    ),
-                )
-            )
-        return rows
-    for value in np.round(np.arange(0.10, 0.7001, 0.05), 3):
-        rows.append(
-            (
-                float(value),
-                *quality(
-                    judged, data, ids, threshold=float(value), gate_floor=gate_floor, split=split
-                ),
-            )
-        )
-    return rows
+        values = np.round(np.arange(-0.06, 0.1201, 0.02), 3)
+        moved = [bars.moved(gate_floor=float(value)) for value in values]
+    else:
+        values = np.round(np.arange(0.10, 0.7001, 0.05), 3)
+        moved = [bars.moved(threshold=float(value)) for value in values]
+    return [
+        (float(value), *quality(judged, data, ids, at, split=split))
+        for value, at in zip(values, moved, strict=True)
+    ]
 
 
 def split_breakdown(
-    judged: Judged,
-    data: Labelled,
-    ids: dict[str, str],
-    *,
-    threshold: float,
-    gate_floor: float | None,
-    split: str,
+    judged: Judged, data: Labelled, ids: dict[str, str], bars: Bars, *, split: str
 ) -> dict[str, Any]:
     """The breakdown of one split (bench/recall_breakdown.py), at the service's settings."""
     needs, none = [], []
@@ -241,17 +219,10 @@ def split_breakdown(
         if split != "all" and query["split"] != split:
             continue
         needed = [ids[label] for label in query["needs"]]
-        one = turn(
-            query["id"],
-            needed,
-            judged.gate[query["id"]],
-            judged.matches[query["id"]],
-            threshold=threshold,
-            gate_floor=gate_floor,
-        )
+        one = turn(query["id"], needed, judged.gate[query["id"]], judged.matches[query["id"]], bars)
         (needs if query["kind"] == "needs_memory" else none).append(one)
     report = breakdown(needs, none)
-    report["missed"] = where_missed(needs, judged.matches, threshold=threshold)
+    report["missed"] = where_missed(needs, judged.matches, bars)
     return report
 
 
@@ -261,16 +232,11 @@ def recall_agrees(
     """How many questions `Retriever.recall` answers with exactly the memories the
     breakdown's cut (from `explain`) says it sends: a check that the tables describe
     the real read path."""
-    params = container.retriever.relevance.params
+    bars = Bars.of(container.retriever.relevance.params)
     agree = 0
     for query in data.queries:
         predicted = turn(
-            query["id"],
-            [],
-            judged.gate[query["id"]],
-            judged.matches[query["id"]],
-            threshold=params.threshold,
-            gate_floor=params.gate_floor,
+            query["id"], [], judged.gate[query["id"]], judged.matches[query["id"]], bars
         ).sent
         recalled = container.retriever.recall(user_id, query["text"])
         agree += tuple(item.memory.memory_id for item in recalled) == predicted
@@ -293,14 +259,52 @@ def mem0_quality(found: dict[str, list[str]], data: Labelled, split: str) -> tup
 # ---- the run ---------------------------------------------------------------------------
 
 
+def latency(
+    container: Container, settings: Settings, texts: list[str], user: str, *, http: bool
+) -> dict[str, dict[str, float]]:
+    """Milliseconds per call of each part of the read path, over every labelled query."""
+    cycle = iter(texts * 3)
+    search_ms = timed(lambda: container.retriever.candidates(user, next(cycle)), texts)
+    cycle = iter(texts * 3)
+    recall_ms = timed(lambda: container.retriever.recall(user, next(cycle)), texts)
+    cycle = iter(texts * 3)
+    context_ms = timed(
+        lambda: container.context.build(ContextRequest(user_id=user, message=next(cycle))),
+        texts,
+    )
+    cycle = iter(texts * 3)
+    embed_ms = timed(lambda: container.embedder.embed([next(cycle)]), texts)
+    reranking = _with_stubbed_reranker(container)
+    cycle = iter(texts * 3)
+    rerank_ms = timed(lambda: reranking.recall(user, next(cycle)), texts)
+    measured = {
+        "embed only": _summary(embed_ms),
+        "embed + search + score (every query searches)": _summary(search_ms),
+        "recall (gate first: impersonal turns skip the search)": _summary(recall_ms),
+        "whole /v1/context assembly, in-process": _summary(context_ms),
+        "recall + Bedrock Rerank of the qualified (service stubbed: our side only)": _summary(
+            rerank_ms
+        ),
+    }
+    if http:
+        measured["/v1/context over the local HTTP server"] = _summary(
+            _over_http(settings, texts, user)
+        )
+    return measured
+
+
 def run(args: argparse.Namespace) -> dict[str, Any]:
-    data = Labelled.load(with_hints=args.hints)
+    data = Labelled.load(with_hints=args.hints, hints_file=EARLIER_HINTS if args.earlier else HINTS)
     report: dict[str, Any] = {
         "when": datetime.now(UTC).isoformat(timespec="seconds"),
         "users": args.users,
         "memories_per_user": len(data.memories),
         "queries": len(data.queries),
-        "hints": "recorded extractor uses" if data.hints else "category uses (offline)",
+        "hints": (
+            ("recorded extractor uses" + (", the earlier rule" if args.earlier else ""))
+            if data.hints
+            else "category uses (offline)"
+        ),
     }
     with tempfile.TemporaryDirectory(prefix="chatmemory-bench-") as folder:
         settings = Settings(state_dir=Path(folder), embedder="minilm", project_root=ROOT)
@@ -315,61 +319,38 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         report["embedder"] = container.embedder.name
         report["runtime"] = getattr(container.embedder, "runtime", "?")
 
-        # -- latency, in-process
-        cycle = iter(texts * 3)
-        search_ms = timed(lambda: container.retriever.candidates(user, next(cycle)), texts)
-        cycle = iter(texts * 3)
-        recall_ms = timed(lambda: container.retriever.recall(user, next(cycle)), texts)
-        cycle = iter(texts * 3)
-        context_ms = timed(
-            lambda: container.context.build(ContextRequest(user_id=user, message=next(cycle))),
-            texts,
-        )
-        cycle = iter(texts * 3)
-        embed_ms = timed(lambda: container.embedder.embed([next(cycle)]), texts)
-        report["latency_ms"] = {
-            "embed only": _summary(embed_ms),
-            "embed + search + score (every query searches)": _summary(search_ms),
-            "recall (gate first: impersonal turns skip the search)": _summary(recall_ms),
-            "whole /v1/context assembly, in-process": _summary(context_ms),
-        }
-        if not args.no_http:
-            report["latency_ms"]["/v1/context over the local HTTP server"] = _summary(
-                _over_http(settings, texts, user)
-            )
+        # -- latency, in-process (and over HTTP)
+        report["latency_ms"] = latency(container, settings, texts, user, http=not args.no_http)
 
         # -- quality
         judged = judge(container, data, user)
         params = container.retriever.relevance.params
-        threshold, floor = params.threshold, params.gate_floor
-        report["threshold"], report["gate_floor"] = threshold, floor
+        bars = Bars.of(params)
+        report["threshold"], report["gate_floor"] = bars.threshold, bars.gate_floor
+        report["companion_threshold"] = bars.companion
         report["quality"] = {}
         for split in ("dev", "test", "all"):
-            recall, injection = quality(
-                judged, data, ids, threshold=threshold, gate_floor=floor, split=split
-            )
+            recall, injection = quality(judged, data, ids, bars, split=split)
             report["quality"][split] = {"recall_at_5": recall, "injection_rate": injection}
         for split in ("dev", "test"):
             for knob in ("threshold", "gate"):
-                report[f"curve_{split}_{knob}"] = curve(
-                    judged, data, ids, split, over=knob, threshold=threshold, gate_floor=floor
-                )
+                report[f"curve_{split}_{knob}"] = curve(judged, data, ids, bars, split, over=knob)
         report["breakdown"] = {
-            split: split_breakdown(
-                judged, data, ids, threshold=threshold, gate_floor=floor, split=split
-            )
+            split: split_breakdown(judged, data, ids, bars, split=split)
             for split in ("dev", "test", "all")
         }
         report["recall_matches_explain"] = recall_agrees(container, judged, data, user)
         plain = plain_cosine(container, data, user)
         report["curve_test_plain_cosine"] = curve(
-            plain, data, ids, "test", over="threshold", threshold=0.0, gate_floor=None
+            plain, data, ids, Bars(0.0, None), "test", over="threshold"
         )
 
         # Last of our passes, on a user of its own: nothing above is measured after it.
         corrections = load_corrections(DATA)
         if corrections:
             report["after_correction"] = run_corrections(container, prepared, corrections)
+        if args.people:
+            report["people"] = run_people(container, load_people(DATA))
 
         if not args.no_mem0:
             report["mem0"] = _mem0(Path(folder) / "mem0", data, texts)
@@ -377,6 +358,52 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
             report["p95_ratio_recall_vs_mem0"] = round(ours / report["mem0"]["search_ms"]["p95"], 3)
         use_container(None)
     return report
+
+
+def _with_stubbed_reranker(container: Container) -> Retriever:
+    """The retriever with the real Bedrock reranker over a real boto3 client whose HTTP
+    answer is made here (every document 0.5, in the order sent): what reranking costs on
+    our side — the extra rows read, the request built and the answer parsed — without the
+    service's own time, which needs an account to measure."""
+    import boto3  # noqa: PLC0415
+    from botocore.awsrequest import AWSResponse  # noqa: PLC0415
+    from botocore.compat import HTTPHeaders  # noqa: PLC0415
+
+    from chatmemory.adapters.bedrock_reranker import BedrockReranker, model_arn  # noqa: PLC0415
+
+    class Body:
+        def __init__(self, raw: bytes) -> None:
+            self._raw = raw
+
+        def stream(self, **_: object) -> Any:
+            yield self._raw
+
+    def answer(request: Any, **_: object) -> AWSResponse:
+        body = json.loads(request.body)
+        wanted = body["rerankingConfiguration"]["bedrockRerankingConfiguration"]["numberOfResults"]
+        results = [{"index": at, "relevanceScore": 0.5} for at in range(wanted)]
+        headers = HTTPHeaders()
+        headers["Content-Type"] = "application/json"
+        return AWSResponse(
+            request.url, 200, headers, Body(json.dumps({"results": results}).encode())
+        )
+
+    client = boto3.client(
+        "bedrock-agent-runtime",
+        region_name="us-west-2",
+        aws_access_key_id="bench",
+        aws_secret_access_key="bench",  # noqa: S106 - never leaves this process
+    )
+    client.meta.events.register("before-send.bedrock-agent-runtime.Rerank", answer)
+    reranker = BedrockReranker(client, model_arn=model_arn("us-west-2"))
+    return Retriever(
+        container.stores,
+        container.embedder,
+        container.index,
+        container.clock,
+        container.relevance,
+        reranker=reranker,
+    )
 
 
 def _summary(samples: Sequence[float]) -> dict[str, float]:
@@ -469,6 +496,8 @@ def print_report(report: dict[str, Any]) -> None:
         )
     if "after_correction" in report:
         print_corrections(report["after_correction"])
+    if "people" in report:
+        print_people(report["people"])
     for title, key, knob in (
         (
             "chatmemory, gate at its floor, over the match threshold",
@@ -491,6 +520,15 @@ def main() -> None:
     parser.add_argument("--users", type=int, default=3)
     parser.add_argument("--no-mem0", action="store_true", help="skip the mem0 baseline")
     parser.add_argument("--no-http", action="store_true", help="skip the HTTP measurement")
+    parser.add_argument(
+        "--earlier-uses",
+        dest="earlier",
+        action="store_true",
+        help="the extractor's uses as the earlier rule wrote them (bench/data's _v1 file)",
+    )
+    parser.add_argument(
+        "--no-people", dest="people", action="store_false", help="skip the people set's pass"
+    )
     parser.add_argument(
         "--no-hints",
         dest="hints",

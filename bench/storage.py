@@ -1,4 +1,4 @@
-"""Storage benchmark: bytes per memory row with its vectors (budget: 2 KB per row).
+"""Storage benchmark: bytes per memory row with its vectors (under 4 KB, one read unit).
 
 Run:  .venv/bin/python bench/storage.py
 
@@ -84,7 +84,10 @@ def main() -> None:
         dynamo_bytes = [dynamodb_item_bytes(item) for item in items]
         vector_bytes = [len(row.embedding or b"") for row in rows]
         text_bytes = [len(row.text.encode()) for row in rows]
-    print("\n## Storage per memory row (500 labelled memories, MiniLM, text + up to 2 uses)\n")
+    print(
+        "\n## Storage per memory row (500 labelled memories, MiniLM, the text at 8 bits + up "
+        f"to {container.indexer.max_uses} uses at 4 bits)\n"
+    )
     print("| measure | mean | p95 | max |\n|---|---|---|---|")
     for label, values in (
         ("DynamoDB item, bytes (all attributes)", dynamo_bytes),
