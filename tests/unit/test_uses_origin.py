@@ -14,13 +14,8 @@ from chatmemory.domain.uses_origin import (
     carried_over,
     with_own_uses,
 )
-from chatmemory.services.relevance import USES_FROM_CATEGORY
 
 USES = ["what should I cook", "meal ideas", "ordering at a restaurant"]
-
-
-def test_the_read_path_and_the_uses_job_mean_the_same_by_borrowed() -> None:
-    assert FROM_CATEGORY == USES_FROM_CATEGORY
 
 
 def test_uses_borrowed_carried_or_missing_wait_and_a_memorys_own_do_not() -> None:

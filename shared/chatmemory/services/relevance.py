@@ -23,11 +23,13 @@ from chatmemory.domain.personal_context import (
     PERSONAL_REQUESTS,
     personal_context_score,
 )
+from chatmemory.domain.uses_origin import FROM_CATEGORY
 from chatmemory.ports.embedder import Embedder, Vectors
 
 # Scores of a message that fails the gate drop by this much: below any threshold.
 GATE_PENALTY = 10.0
-USES_FROM_CATEGORY = "category"
+#: the meta marker of uses borrowed from the category (domain/uses_origin.py)
+USES_FROM_CATEGORY = FROM_CATEGORY
 
 
 @dataclass(frozen=True, slots=True)
