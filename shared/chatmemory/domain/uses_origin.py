@@ -10,8 +10,12 @@ which: absent once the uses are the memory's own.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.memory import Memory
 
 #: the meta key that says where the uses came from (absent: written for this memory)
 USES_FROM = "uses_from"
@@ -45,3 +49,16 @@ def with_own_uses(meta: Mapping[str, Any], uses: Sequence[str]) -> dict[str, Any
     own = {key: value for key, value in meta.items() if key != USES_FROM}
     own["uses"] = list(uses)
     return own
+
+
+def row_with_own_uses(
+    expected: Memory, memory_id: str, meta: Mapping[str, Any], embedding: bytes
+) -> Memory:
+    """The row as read, with its own uses and their vectors: what a store's compare-and-set
+    writes. InvalidField for another row's id, or a meta that still says its uses are
+    borrowed or carried."""
+    if expected.memory_id != memory_id:
+        raise InvalidField("memory_id", "must be the id of the row read")
+    if awaits_uses(meta):
+        raise InvalidField("meta", "the uses written must be the memory's own")
+    return dataclasses.replace(expected, meta=dict(meta), embedding=embedding)

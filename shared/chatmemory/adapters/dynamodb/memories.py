@@ -46,7 +46,7 @@ from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFo
 from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.time import to_storage
-from chatmemory.domain.uses_origin import awaits_uses
+from chatmemory.domain.uses_origin import row_with_own_uses
 from chatmemory.ports.memories import MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.pages import MAX_PAGE, Page
@@ -262,11 +262,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         embedding: bytes,
     ) -> bool:
         check_owner(user_id, expected.user_id)
-        if expected.memory_id != memory_id:
-            raise InvalidField("memory_id", "must be the id of the row read")
-        if awaits_uses(meta):
-            raise InvalidField("meta", "the uses written must be the memory's own")
-        changed = dataclasses.replace(expected, meta=dict(meta), embedding=embedding)
+        changed = row_with_own_uses(expected, memory_id, meta, embedding)
         forgotten = self._table.forgotten_before(user_id)
         if forgotten is not None and to_storage(expected.created_at) <= forgotten:
             return False

@@ -26,7 +26,7 @@ from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.threads import review_date
 from chatmemory.domain.time import to_storage
-from chatmemory.domain.uses_origin import AWAITING, USES_FROM, awaits_uses
+from chatmemory.domain.uses_origin import AWAITING, USES_FROM, row_with_own_uses
 from chatmemory.ports.memories import MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.pages import MAX_PAGE, Page
@@ -226,7 +226,7 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         embedding: bytes,
     ) -> bool:
         check_owner(user_id, expected.user_id)
-        changed = _with_own_uses(expected, memory_id, meta, embedding)
+        changed = row_with_own_uses(expected, memory_id, meta, embedding)
         with self._db.write() as conn:
             clause, params = self._db.visible_clause(conn, user_id)
             row = conn.execute(
@@ -453,18 +453,6 @@ def _update_status(conn: sqlite3.Connection, memory: Memory) -> None:
         "thread_review_on = ? WHERE user_id = ? AND memory_id = ?",
         params,
     )
-
-
-def _with_own_uses(
-    expected: Memory, memory_id: str, meta: Mapping[str, Any], embedding: bytes
-) -> Memory:
-    """The row as read with its own uses and their vectors, checked as any row is;
-    InvalidField for a meta that still says its uses are borrowed or carried."""
-    if expected.memory_id != memory_id:
-        raise InvalidField("memory_id", "must be the id of the row read")
-    if awaits_uses(meta):
-        raise InvalidField("meta", "the uses written must be the memory's own")
-    return dataclasses.replace(expected, meta=dict(meta), embedding=embedding)
 
 
 def _still_as_read(current: Memory, expected: Memory) -> bool:
