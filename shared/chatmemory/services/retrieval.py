@@ -104,12 +104,14 @@ class Retriever:
         """What `recall` decides for this message and why (nothing is recorded as used)."""
         query = self._embedder.embed([message])[0]
         gate = self._relevance.personal_context(message, query)
-        matches = self._scored(user_id, message, query, persona, gated=False)
-        recalled, reranked = self._recall(user_id, message, persona, query=query)
+        candidates = self._candidates(user_id, query, persona)
+        recalled, reranked = self._recall(
+            user_id, message, persona, query=query, candidates=candidates
+        )
         return RecallTrace(
             gate=gate,
             gate_open=self._relevance.needs_memory(message, query),
-            matches=matches,
+            matches={c.memory_id: self._relevance.match(c) for c in candidates},
             sent=tuple(item.memory.memory_id for item in recalled),
             reranked=reranked,
         )
@@ -121,12 +123,15 @@ class Retriever:
         persona: str | None,
         *,
         query: Vectors | None = None,
+        candidates: list[Candidate] | None = None,
     ) -> tuple[list[Recalled], bool]:
         if query is None:
             query = self._embedder.embed([message])[0]
         if not self._relevance.needs_memory(message, query):
             return [], False
-        scored = self._scored(user_id, message, query, persona)
+        if candidates is None:
+            candidates = self._candidates(user_id, query, persona)
+        scored = self._relevance.score(message, query, candidates)
         qualified = self._qualified(scored)
         # The store has the last word: only rows it still shows may enter a prompt. Read
         # the best few; if some vanished meanwhile, the next ones take their places.
