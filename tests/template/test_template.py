@@ -617,7 +617,8 @@ def test_the_stream_function_has_a_function_url_in_response_stream_mode() -> Non
     stream = resource_properties("ChatStreamFunction")
     outputs = load_template()["Outputs"]
 
-    assert stream["FunctionUrlConfig"] == {"AuthType": "NONE", "InvokeMode": "RESPONSE_STREAM"}
+    assert stream["FunctionUrlConfig"]["AuthType"] == "NONE"
+    assert stream["FunctionUrlConfig"]["InvokeMode"] == "RESPONSE_STREAM"
     assert outputs["ChatStreamUrl"]["Value"] == {
         "Fn::GetAtt": ["ChatStreamFunctionUrl", "FunctionUrl"]
     }

@@ -1,0 +1,189 @@
+"""The template's production promises: alarms that arrive, limits that hold, data that stays."""
+
+from __future__ import annotations
+
+import copy
+from fnmatch import fnmatchcase
+from typing import Any
+
+import pytest
+from samtranslator.translator.transform import transform
+
+from tests.support.template import load_template, resource_properties
+from tests.template.test_template import (
+    _NoManagedPolicies,
+    _routes_in_source,
+    _with_s3_placeholders,
+)
+
+CLOUDWATCH = "cloudwatch.amazonaws.com"
+# Routes whose every call may reach the model or rank a user's memories.
+MODEL_ROUTES = {"POST /v1/chat", "POST /v1/context", "POST /v1/rooms/{room_id}/turn"}
+
+
+def _allows(policy: dict[str, Any], service: str, action: str) -> bool:
+    """Whether a statement of this resource policy lets the service principal do the action."""
+    for statement in policy["Statement"]:
+        if statement["Effect"] != "Allow":
+            continue
+        principal = statement.get("Principal", {})
+        services = principal.get("Service", []) if isinstance(principal, dict) else []
+        services = [services] if isinstance(services, str) else services
+        actions = statement["Action"]
+        actions = [actions] if isinstance(actions, str) else actions
+        if service in services and any(fnmatchcase(action, pattern) for pattern in actions):
+            return True
+    return False
+
+
+def _transformed_with(parameters: dict[str, Any]) -> dict[str, Any]:
+    source = _with_s3_placeholders(copy.deepcopy(load_template()))
+    result: dict[str, Any] = transform(source, parameters, _NoManagedPolicies())
+    return result
+
+
+@pytest.fixture
+def transformed(aws_env: None) -> dict[str, Any]:
+    """The CloudFormation a stack with the parameters' defaults would deploy."""
+    return _transformed_with({})
+
+
+# --- alarms --------------------------------------------------------------------------
+
+
+def test_the_alarm_topic_is_encrypted_with_a_key_cloudwatch_may_use() -> None:
+    # Given the alarm topic and the key it is encrypted with
+    topic = resource_properties("AlarmTopic")
+    key_id = topic["KmsMasterKeyId"]
+
+    # Then the key is the stack's own (an AWS-managed alias would refuse CloudWatch)
+    assert key_id == {"Ref": "AlarmTopicKey"}
+    key = load_template()["Resources"]["AlarmTopicKey"]
+    assert key["Type"] == "AWS::KMS::Key"
+    # And its policy lets CloudWatch encrypt what it publishes
+    policy = key["Properties"]["KeyPolicy"]
+    assert _allows(policy, CLOUDWATCH, "kms:GenerateDataKey")
+    assert _allows(policy, CLOUDWATCH, "kms:Decrypt")
+    assert key["Properties"]["EnableKeyRotation"] is True
+
+
+def test_cloudwatch_may_publish_to_the_alarm_topic_for_this_account_only() -> None:
+    policies = [
+        resource["Properties"]
+        for resource in load_template()["Resources"].values()
+        if resource["Type"] == "AWS::SNS::TopicPolicy"
+        and {"Ref": "AlarmTopic"} in resource["Properties"]["Topics"]
+    ]
+
+    assert len(policies) == 1
+    document = policies[0]["PolicyDocument"]
+    assert _allows(document, CLOUDWATCH, "sns:Publish")
+    for statement in document["Statement"]:
+        assert statement["Condition"]["StringEquals"]["aws:SourceAccount"] == {
+            "Ref": "AWS::AccountId"
+        }
+
+
+def test_every_alarm_publishes_to_the_topic_cloudwatch_may_use() -> None:
+    alarms = [
+        resource["Properties"]
+        for resource in load_template()["Resources"].values()
+        if resource["Type"] == "AWS::CloudWatch::Alarm"
+    ]
+
+    assert alarms
+    for alarm in alarms:
+        assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+
+
+# --- limits --------------------------------------------------------------------------
+
+
+def test_the_streaming_function_runs_at_most_its_reserved_concurrency(
+    transformed: dict[str, Any],
+) -> None:
+    stream = transformed["Resources"]["ChatStreamFunction"]["Properties"]
+    parameter = load_template()["Parameters"]["StreamConcurrency"]
+
+    assert stream["ReservedConcurrentExecutions"] == {"Ref": "StreamConcurrency"}
+    assert 1 <= parameter["Default"] <= parameter["MaxValue"]
+
+
+def test_every_model_route_has_its_own_throttle_within_the_default(
+    transformed: dict[str, Any],
+) -> None:
+    stage = transformed["Resources"]["HttpApiStage"]["Properties"]
+    per_route = stage["RouteSettings"]
+
+    # Every route throttled by name exists, so a typo cannot silently drop its limit
+    declared = {f"{method} {path}" for method, path in _routes_in_source()}
+    assert set(per_route) <= declared
+    assert set(per_route) >= MODEL_ROUTES
+    # And each limit is a rate with a burst at least as large
+    for limits in [*per_route.values(), stage["DefaultRouteSettings"]]:
+        assert 0 < limits["ThrottlingRateLimit"] <= limits["ThrottlingBurstLimit"]
+
+
+def test_forgetting_everything_is_throttled_harder_than_reading(
+    transformed: dict[str, Any],
+) -> None:
+    stage = transformed["Resources"]["HttpApiStage"]["Properties"]
+
+    forget_all = stage["RouteSettings"]["DELETE /v1/memories"]["ThrottlingRateLimit"]
+    assert forget_all < stage["DefaultRouteSettings"]["ThrottlingRateLimit"]
+
+
+# --- data that stays ------------------------------------------------------------------
+
+
+def test_the_table_refuses_deletion_and_is_kept_when_the_stack_goes() -> None:
+    table = load_template()["Resources"]["MemoryTable"]
+
+    assert table["Properties"]["DeletionProtectionEnabled"] is True
+    assert table["DeletionPolicy"] == "Retain"
+    assert table["UpdateReplacePolicy"] == "Retain"
+
+
+def test_the_vector_collection_names_its_standby_replicas() -> None:
+    collection = resource_properties("VectorCollection")
+    parameter = load_template()["Parameters"]["VectorStandbyReplicas"]
+
+    assert collection["StandbyReplicas"] == {"Ref": "VectorStandbyReplicas"}
+    assert parameter["Default"] == "ENABLED"
+
+
+# --- CORS ------------------------------------------------------------------------------
+
+
+def _api_cors(transformed: dict[str, Any]) -> Any:
+    return transformed["Resources"]["HttpApi"]["Properties"]["Body"]["x-amazon-apigateway-cors"]
+
+
+def _url_cors(transformed: dict[str, Any]) -> Any:
+    return transformed["Resources"]["ChatStreamFunctionUrl"]["Properties"]["Cors"]
+
+
+@pytest.mark.usefixtures("aws_env")
+def test_browsers_of_the_configured_origins_may_call_the_api_and_the_streaming_url() -> None:
+    transformed = _transformed_with({"CorsAllowOrigins": "https://app.example.com"})
+
+    for cors in (_api_cors(transformed), _url_cors(transformed)):
+        condition, when_given, otherwise = cors["Fn::If"]
+        assert condition == "HasCorsOrigins"
+        origins = when_given.get("allowOrigins", when_given.get("AllowOrigins"))
+        # (the transform may or may not substitute the parameter; a list comes out either way)
+        separator, origin_list = origins["Fn::Split"]
+        assert separator == ","
+        assert origin_list in ({"Ref": "CorsAllowOrigins"}, "https://app.example.com")
+        headers = when_given.get("allowHeaders", when_given.get("AllowHeaders"))
+        assert "authorization" in headers
+        assert otherwise == {"Ref": "AWS::NoValue"}
+
+
+def test_no_origin_is_allowed_unless_the_stack_names_one() -> None:
+    template = load_template()
+    parameter = template["Parameters"]["CorsAllowOrigins"]
+    condition = template["Conditions"]["HasCorsOrigins"]
+
+    assert parameter["Default"] == ""
+    assert condition == {"Fn::Not": [{"Fn::Equals": [{"Ref": "CorsAllowOrigins"}, ""]}]}
