@@ -172,6 +172,7 @@ class _Environment(BaseSettings):
     CHATMEMORY_PURGE_PIPELINE_ARN: OptionalText = None
     CHATMEMORY_JWT_ISSUER: OptionalText = None
     CHATMEMORY_JWT_AUDIENCE: CommaList = ()
+    CHATMEMORY_JWT_ALGORITHMS: CommaList = ("RS256",)
     # The streaming server's port: the Lambda Web Adapter reads AWS_LWA_PORT, then PORT.
     AWS_LWA_PORT: str | None = None
     PORT: str | None = None
@@ -250,6 +251,8 @@ class Settings:
     purge_pipeline_arn: str | None = None
     jwt_issuer: str | None = None
     jwt_audiences: tuple[str, ...] = ()
+    # The streaming endpoint's allowed signature algorithms (the HTTP API's: RSA only).
+    jwt_algorithms: tuple[str, ...] = ("RS256",)
     stream_port: int = 8080
     # Local only: the server's clock runs this many days ahead (`chatmemory serve
     # --days-later N`), to try what time does to memories without waiting.
@@ -300,6 +303,7 @@ class Settings:
             purge_pipeline_arn=env.CHATMEMORY_PURGE_PIPELINE_ARN,
             jwt_issuer=env.CHATMEMORY_JWT_ISSUER,
             jwt_audiences=env.CHATMEMORY_JWT_AUDIENCE,
+            jwt_algorithms=env.CHATMEMORY_JWT_ALGORITHMS,
             stream_port=_stream_port(env.AWS_LWA_PORT or env.PORT or "8080"),
         )
         if settings.index == "opensearch" and not (

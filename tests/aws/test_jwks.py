@@ -15,22 +15,39 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec, rsa
 
 from chatmemory.api.identity import InvalidToken
-from chatmemory.aws.jwks import JwksVerifier, KeysUnavailable
+from chatmemory.aws.jwks import DISCOVERY_PATH, JwksVerifier, KeysUnavailable, fetch_json
 
 ISSUER = "https://cognito-idp.eu-west-1.amazonaws.com/eu-west-1_TESTPOOL"
 AUDIENCES = ("web-client", "mobile-client")
 KID = "test-key-1"
+# Where the discovery document says the keys are: not under the issuer (as with Okta,
+# Entra ID or Keycloak), so a verifier that guessed the path would find nothing.
+JWKS_URI = "https://keys.example.test/oauth2/v1/keys"
 
 
 class Issuer:
     """An identity provider in miniature: its signing key, its JWKS, and the tokens it mints."""
 
-    def __init__(self) -> None:
+    def __init__(self, *, names_itself: str = ISSUER) -> None:
         self.key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
-        self.fetches = 0
+        self.names_itself = names_itself
+        self.fetched: list[str] = []
+
+    @property
+    def fetches(self) -> int:
+        """How many times its key set was read."""
+        return self.fetched.count(JWKS_URI)
+
+    def fetch(self, url: str) -> dict[str, Any]:
+        """What its two public documents answer; any other URL is not found."""
+        self.fetched.append(url)
+        if url == ISSUER + DISCOVERY_PATH:
+            return {"issuer": self.names_itself, "jwks_uri": JWKS_URI}
+        if url == JWKS_URI:
+            return self.jwks()
+        raise OSError(f"404 for {url}")
 
     def jwks(self) -> dict[str, Any]:
-        self.fetches += 1
         public = json.loads(jwt.algorithms.RSAAlgorithm.to_jwk(self.key.public_key()))
         return {"keys": [{**public, "kid": KID, "alg": "RS256", "use": "sig"}]}
 
@@ -80,7 +97,7 @@ def issuer() -> Issuer:
 
 @pytest.fixture
 def verifier(issuer: Issuer) -> JwksVerifier:
-    return JwksVerifier(ISSUER, AUDIENCES, fetch_jwks=issuer.jwks)
+    return JwksVerifier(ISSUER, AUDIENCES, fetch=issuer.fetch)
 
 
 def test_a_valid_token_gives_its_claims(issuer: Issuer, verifier: JwksVerifier) -> None:
@@ -116,15 +133,63 @@ def test_the_keys_are_fetched_once_and_reused(issuer: Issuer, verifier: JwksVeri
     verifier.verify(issuer.token(sub="user-456"))
 
     assert issuer.fetches == 1
+    assert issuer.fetched.count(ISSUER + DISCOVERY_PATH) == 1
 
 
-def test_an_es256_token_is_refused_like_the_http_api_authorizer_does() -> None:
-    # Given an issuer key of a kind API Gateway's JWT authorizer does not accept (it takes RSA)
+def test_the_keys_are_found_where_the_discovery_document_says(
+    issuer: Issuer, verifier: JwksVerifier
+) -> None:
+    verifier.verify(issuer.token())
+
+    # The discovery document first, then the key set it names (nothing guessed)
+    assert issuer.fetched == [ISSUER + DISCOVERY_PATH, JWKS_URI]
+
+
+def test_a_discovery_document_naming_another_issuer_is_not_trusted() -> None:
+    # Given a discovery document served for someone else
+    impostor = Issuer(names_itself="https://idp.attacker.example")
+    verifier = JwksVerifier(ISSUER, AUDIENCES, fetch=impostor.fetch)
+
+    # Then its keys are never read, and the token cannot be judged
+    with pytest.raises(KeysUnavailable):
+        verifier.verify(impostor.token())
+    assert JWKS_URI not in impostor.fetched
+
+
+def test_discovery_is_tried_again_after_a_failure(issuer: Issuer) -> None:
+    # Given an issuer whose discovery document is down once
+    failures = iter([OSError("timed out")])
+
+    def flaky(url: str) -> dict[str, Any]:
+        failure = next(failures, None)
+        if failure is not None:
+            raise failure
+        return issuer.fetch(url)
+
+    verifier = JwksVerifier(ISSUER, AUDIENCES, fetch=flaky)
+    with pytest.raises(KeysUnavailable):
+        verifier.verify(issuer.token())
+
+    # Then the next request finds the keys
+    assert verifier.verify(issuer.token())["sub"] == "user-123"
+
+
+def _ec_issuer() -> tuple[Any, Any]:
     key = ec.generate_private_key(ec.SECP256R1())
     public = json.loads(jwt.algorithms.ECAlgorithm.to_jwk(key.public_key()))
-    verifier = JwksVerifier(
-        ISSUER, AUDIENCES, fetch_jwks=lambda: {"keys": [{**public, "kid": KID, "alg": "ES256"}]}
-    )
+
+    def fetch(url: str) -> dict[str, Any]:
+        if url == ISSUER + DISCOVERY_PATH:
+            return {"issuer": ISSUER, "jwks_uri": JWKS_URI}
+        return {"keys": [{**public, "kid": KID, "alg": "ES256", "use": "sig"}]}
+
+    return key, fetch
+
+
+def test_an_es256_token_is_refused_by_default_like_the_http_api_authorizer_does() -> None:
+    # Given an issuer key of a kind API Gateway's JWT authorizer does not accept (it takes RSA)
+    key, fetch = _ec_issuer()
+    verifier = JwksVerifier(ISSUER, AUDIENCES, fetch=fetch)
 
     # When one of its tokens is verified
     token = jwt.encode(claims(), key, algorithm="ES256", headers={"kid": KID})
@@ -132,6 +197,24 @@ def test_an_es256_token_is_refused_like_the_http_api_authorizer_does() -> None:
     # Then it is refused here too: both entry points follow the same rules
     with pytest.raises(InvalidToken):
         verifier.verify(token)
+
+
+def test_an_es256_token_is_verified_where_es256_is_allowed() -> None:
+    # Given a deployment whose issuer signs with ES256 and allows it
+    key, fetch = _ec_issuer()
+    verifier = JwksVerifier(ISSUER, AUDIENCES, algorithms=("ES256",), fetch=fetch)
+    token = jwt.encode(claims(), key, algorithm="ES256", headers={"kid": KID})
+
+    assert verifier.verify(token)["sub"] == "user-123"
+    # And a token re-signed under a symmetric algorithm still never gets in
+    with pytest.raises(InvalidToken):
+        verifier.verify(unsigned_or_hmac_token("HS256", claims(), secret=b"k"))
+
+
+@pytest.mark.parametrize("algorithms", [(), ("HS256",), ("none",), ("RS256", "HS512")])
+def test_only_asymmetric_algorithms_may_be_allowed(algorithms: tuple[str, ...]) -> None:
+    with pytest.raises(ValueError):
+        JwksVerifier(ISSUER, AUDIENCES, algorithms=algorithms)
 
 
 @pytest.mark.parametrize(
@@ -221,20 +304,26 @@ def test_a_malformed_token_is_rejected(verifier: JwksVerifier, token: str) -> No
 
 def test_keys_that_cannot_be_fetched_are_not_the_tokens_fault(issuer: Issuer) -> None:
     # Given an issuer whose JWKS endpoint is down
-    def unreachable() -> dict[str, Any]:
+    def unreachable(url: str) -> dict[str, Any]:
         raise OSError("connection refused")
 
-    verifier = JwksVerifier(ISSUER, AUDIENCES, fetch_jwks=unreachable)
+    verifier = JwksVerifier(ISSUER, AUDIENCES, fetch=unreachable)
 
     # Then a token cannot be judged: the caller hears "unavailable", not "invalid"
     with pytest.raises(KeysUnavailable):
         verifier.verify(issuer.token())
 
 
-def test_the_keys_are_looked_up_under_the_issuers_well_known_path() -> None:
+def test_discovery_starts_at_the_issuers_well_known_path() -> None:
     verifier = JwksVerifier(ISSUER + "/", AUDIENCES)
 
-    assert verifier._keys.uri == ISSUER + "/.well-known/jwks.json"
+    assert verifier.discovery_url == ISSUER + "/.well-known/openid-configuration"
+
+
+@pytest.mark.parametrize("url", ["http://keys.example.test/jwks", "file:///etc/passwd"])
+def test_only_https_documents_are_ever_fetched(url: str) -> None:
+    with pytest.raises(ValueError):
+        fetch_json(url)
 
 
 def test_a_verifier_needs_an_issuer_and_an_audience() -> None:

@@ -97,7 +97,7 @@ def running(tmp_path: Path, clock: ManualClock, issuer: Issuer) -> Iterator[Runn
     # No model key in the settings: the container picks the offline stand-in.
     container = Container(Settings(state_dir=tmp_path, embedder="hashing"), clock)
     use_container(container)
-    server = StreamServer("127.0.0.1", 0, JwksVerifier(ISSUER, AUDIENCES, fetch_jwks=issuer.jwks))
+    server = StreamServer("127.0.0.1", 0, JwksVerifier(ISSUER, AUDIENCES, fetch=issuer.fetch))
     server.start()
     try:
         yield Running(server, issuer, container)
@@ -260,12 +260,12 @@ def test_a_non_bearer_authorization_is_401(running: Running) -> None:
 
 def test_unreachable_issuer_keys_are_503_not_401(tmp_path: Path, clock: ManualClock) -> None:
     # Given a server whose issuer's JWKS cannot be fetched
-    def unreachable() -> dict[str, Any]:
+    def unreachable(url: str) -> dict[str, Any]:
         raise OSError("connection refused")
 
     container = Container(Settings(state_dir=tmp_path, embedder="hashing"), clock)
     use_container(container)
-    server = StreamServer("127.0.0.1", 0, JwksVerifier(ISSUER, AUDIENCES, fetch_jwks=unreachable))
+    server = StreamServer("127.0.0.1", 0, JwksVerifier(ISSUER, AUDIENCES, fetch=unreachable))
     server.start()
     try:
         running = Running(server, Issuer(), container)

@@ -138,7 +138,12 @@ def main() -> None:
     # Requests without a turn publish no metrics; that is expected, not worth a warning.
     warnings.filterwarnings("ignore", message="No application metrics to publish")
     use_container(Container(settings))
-    verifier = JwksVerifier(settings.jwt_issuer, settings.jwt_audiences)
+    try:
+        verifier = JwksVerifier(
+            settings.jwt_issuer, settings.jwt_audiences, algorithms=settings.jwt_algorithms
+        )
+    except ValueError as exc:  # an algorithm that is not an asymmetric signature
+        raise SystemExit(f"CHATMEMORY_JWT_ALGORITHMS: {exc}") from None
     server = StreamServer(HOST, settings.stream_port, verifier)
     logger.info("stream server listening", extra={"port": server.port})
     server.serve_forever()
