@@ -80,6 +80,7 @@ def invoke(
     body: Any = ...,
     raw_body: str | None = None,
     query: dict[str, str] | None = None,
+    lambda_context: LocalLambdaContext | None = None,
 ) -> Reply:
     """Call the handler with a copy of `event` adjusted for this test."""
     event = copy.deepcopy(event)
@@ -100,7 +101,7 @@ def invoke(
     if query is not None:
         event["queryStringParameters"] = query
         event["rawQueryString"] = "&".join(f"{k}={v}" for k, v in query.items())
-    result = handler(event, LocalLambdaContext(function_name="test"))
+    result = handler(event, lambda_context or LocalLambdaContext(function_name="test"))
     text = result.get("body") or ""
     return Reply(
         status=result["statusCode"],

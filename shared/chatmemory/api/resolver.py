@@ -14,6 +14,7 @@ from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from chatmemory.api.errors import MAX_BODY_BYTES, error_response, register_error_handlers
 from chatmemory.api.media_types import JSON, header, refuse_body
+from chatmemory.deadline import remaining_seconds_of, request_deadline
 
 
 def build_resolver(*routers: Router) -> APIGatewayHttpResolver:
@@ -56,7 +57,10 @@ def resolve(
         # The resolver parses only a literal "application/json"; the type is case-blind.
         headers = {k: v for k, v in event["headers"].items() if k.lower() != "content-type"}
         event["headers"] = {**headers, "content-type": JSON}
-    return app.resolve(event, context)
+    # A slow model ends as 502 model_unavailable while the function can still answer,
+    # not as the gateway's 503 when the function is cut off.
+    with request_deadline(remaining_seconds_of(context)):
+        return app.resolve(event, context)
 
 
 def _refused(status: HTTPStatus, code: str, message: str) -> dict[str, Any]:

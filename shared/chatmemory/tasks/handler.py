@@ -19,6 +19,7 @@ from aws_lambda_powertools.utilities.parser import parse
 from aws_lambda_powertools.utilities.typing import LambdaContext
 from pydantic import TypeAdapter
 
+from chatmemory.deadline import remaining_seconds_of, request_deadline
 from chatmemory.telemetry import count, logger, metrics, tracer
 
 # A step that changes nothing publishes no metrics; that is expected, not worth a warning.
@@ -64,7 +65,10 @@ def step_task(
         task = parse(event=event, model=model)
         logger.append_keys(**task.log_keys())
         try:
-            result = step(task)
+            # A model call ends (as the step's error, which the state machine retries)
+            # while the function still runs: never as a timeout that loses the error.
+            with request_deadline(remaining_seconds_of(context)):
+                result = step(task)
         except Exception:
             if failures:
                 count(failures)

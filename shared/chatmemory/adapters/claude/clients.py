@@ -6,6 +6,8 @@ from __future__ import annotations
 import anthropic
 import httpx2
 
+from chatmemory.deadline import time_left
+
 # Current ids from the SDK's own `ModelParam` literal list (anthropic 2.14.0), none of them
 # in its DEPRECATED_MODELS: the Sonnet tier chats, the Haiku tier folds summaries and
 # extracts, the Opus tier extracts in deep mode ("remember this conversation", the sweep).
@@ -55,9 +57,43 @@ def bedrock_mantle_client(
     )
 
 
+#: below this a model call cannot answer anything useful: fail at once, in the contract's shape
+MIN_CALL_SECONDS = 2.0
+
+
+class OutOfTime(Exception):
+    """The request has too little time left for another model call."""
+
+
 def deep_timeout() -> httpx2.Timeout:
     """The timeout of one deep extraction request (the client's own is for fast calls)."""
     return _bounded(DEEP_TIMEOUT_SECONDS)
+
+
+def within_deadline(client: ClaudeClient, *, deep: bool = False) -> ClaudeClient:
+    """The client to make one call with: given at most the request's time left, and retries
+    only where every attempt still fits (OutOfTime when too little is left).
+
+    A Lambda behind the HTTP API has 29 s; the SDK's 30 s per attempt and two retries would
+    outlive it, and the caller would meet the gateway's bare 503.
+    """
+    per_attempt = DEEP_TIMEOUT_SECONDS if deep else _read_seconds(client.timeout)
+    left = time_left()
+    if left is None:
+        return client.with_options(timeout=deep_timeout()) if deep else client
+    if left < MIN_CALL_SECONDS:
+        raise OutOfTime(f"{left:.1f} s left")
+    per_attempt = min(per_attempt, left)
+    retries = client.max_retries if (client.max_retries + 1) * per_attempt <= left else 0
+    return client.with_options(timeout=_bounded(per_attempt), max_retries=retries)
+
+
+def _read_seconds(timeout: object) -> float:
+    if isinstance(timeout, httpx2.Timeout):
+        return timeout.read if timeout.read is not None else DEEP_TIMEOUT_SECONDS
+    if isinstance(timeout, int | float):
+        return float(timeout)
+    return DEEP_TIMEOUT_SECONDS
 
 
 def _bounded(timeout: float) -> httpx2.Timeout:

@@ -33,6 +33,9 @@ def failure_kind(error: Exception) -> str:
     if isinstance(error, anthropic.APITimeoutError | httpx2.TimeoutException):
         return "timeout"
     if isinstance(error, anthropic.APIConnectionError):
+        # Newer SDKs wrap a connection that dropped while the body was being read.
+        if isinstance(error.__cause__, httpx2.RemoteProtocolError | httpx2.ReadError):
+            return "the stream broke off"
         return "connection error"
     if isinstance(error, httpx2.HTTPError):
         return "the stream broke off"

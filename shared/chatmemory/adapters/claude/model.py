@@ -58,7 +58,7 @@ from chatmemory.adapters.claude.answer_tools import (
     ROUTE_MEMORIES_TOOL,
     USES_MAX_TOKENS,
 )
-from chatmemory.adapters.claude.clients import ClaudeClient, deep_timeout
+from chatmemory.adapters.claude.clients import ClaudeClient, OutOfTime, within_deadline
 from chatmemory.adapters.claude.failures import SDK_FAILURES, failure_kind, unavailable
 from chatmemory.adapters.claude.prompts import (
     extract_prompt,
@@ -78,6 +78,7 @@ from chatmemory.adapters.claude.requests import (
     tool_param,
     uses_request,
 )
+from chatmemory.deadline import time_left
 from chatmemory.domain.errors import ModelRefused
 from chatmemory.domain.extraction import ExtractionInput, ExtractionResult, RoomSeat
 from chatmemory.domain.prompt import RenderedPrompt, Turn, neutralise
@@ -123,6 +124,13 @@ class ClaudeModel(Model):
         self._max_tokens = max_tokens
         self._max_tool_rounds = max_tool_rounds
         self.name = chat_model
+
+    def _bounded_client(self, *, deep: bool = False) -> ClaudeClient:
+        """The client for one call, within the request's time left (see `within_deadline`)."""
+        try:
+            return within_deadline(self._client, deep=deep)
+        except OutOfTime as exc:
+            raise unavailable(f"timeout (no time left: {exc})") from None
 
     # ---- the chat turn --------------------------------------------------------------
 
@@ -186,7 +194,7 @@ class ClaudeModel(Model):
         """One streamed request: its text deltas (`lead` before the first), then its message."""
         thinking = thinking_for(self._chat_model)
         try:
-            with self._client.messages.stream(
+            with self._bounded_client().messages.stream(
                 model=self._chat_model,
                 max_tokens=self._max_tokens,
                 system=system,
@@ -204,6 +212,9 @@ class ClaudeModel(Model):
                         yield ReplyDelta(event.text)
                     elif event.type == "message_stop":
                         stopped = True
+                    left = time_left()
+                    if left is not None and left <= 0:  # chunks still coming, time gone
+                        raise unavailable("timeout (the request's time ran out mid-stream)")
                 if not stopped:
                     raise unavailable("the stream ended before message_stop")
                 return stream.get_final_message()
@@ -222,7 +233,7 @@ class ClaudeModel(Model):
         )
         thinking = thinking_for(self._fast_model)
         try:
-            message = self._client.messages.create(
+            message = self._bounded_client().messages.create(
                 model=self._fast_model,
                 max_tokens=max_tokens,
                 system=fold_prompt(max_tokens),
@@ -404,7 +415,7 @@ class ClaudeModel(Model):
         model = self._deep_model if deep else self._fast_model
         tool_choice, thinking = structured_call_for(model, tool["name"])
         try:
-            message = self._client.messages.create(
+            message = self._bounded_client(deep=deep).messages.create(
                 model=model,
                 max_tokens=max_tokens,
                 system=[text_block(system, cache=True)],
@@ -412,7 +423,6 @@ class ClaudeModel(Model):
                 tools=[tool],
                 tool_choice=tool_choice,
                 thinking=thinking if thinking is not None else anthropic.omit,
-                timeout=deep_timeout() if deep else anthropic.not_given,
             )
         except SDK_FAILURES as error:
             raise unavailable(failure_kind(error)) from None
