@@ -187,3 +187,20 @@ def test_no_origin_is_allowed_unless_the_stack_names_one() -> None:
 
     assert parameter["Default"] == ""
     assert condition == {"Fn::Not": [{"Fn::Equals": [{"Ref": "CorsAllowOrigins"}, ""]}]}
+
+
+def test_every_queue_consumer_has_a_maximum_concurrency(transformed: dict[str, Any]) -> None:
+    resources = transformed["Resources"]
+    queues = {name for name, resource in resources.items() if resource["Type"] == "AWS::SQS::Queue"}
+    mappings = [
+        resource["Properties"]
+        for resource in resources.values()
+        if resource["Type"] == "AWS::Lambda::EventSourceMapping"
+        and resource["Properties"]["EventSourceArn"]["Fn::GetAtt"][0] in queues
+    ]
+
+    assert mappings
+    for mapping in mappings:
+        # SQS's floor is 2; past the ceiling, messages wait in the queue instead of
+        # taking the account's concurrency from the chat path
+        assert 2 <= mapping["ScalingConfig"]["MaximumConcurrency"] <= 50
