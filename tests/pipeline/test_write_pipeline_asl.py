@@ -137,18 +137,18 @@ def test_a_slice_with_nothing_worth_remembering_ends_after_extract(
 def test_a_model_outage_that_passes_is_retried_with_backoff(
     pipeline: Pipeline, container: Container, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # Given a model that is unavailable twice, then answers
+    # Given a model that is unavailable twice while routing, then answers
     conversation_id = say(container, "I'm vegetarian and I live in Pune")
     steps = container.pipeline
     outage = ModelUnavailable("overloaded")
-    monkeypatch.setattr(steps, "extract", failing(MODEL_RETRIES, outage, then=steps.extract))
+    monkeypatch.setattr(steps, "route", failing(MODEL_RETRIES, outage, then=steps.route))
 
     # When the pipeline runs
     execution = pipeline.run(slice_input(container, conversation_id))
 
-    # Then Extract was tried three times and the run went on as if nothing happened
-    extracts = pipeline.lambdas.calls_to("ExtractFunction")
-    assert [call.error_type for call in extracts] == ["ModelUnavailable"] * 2 + [None]
+    # Then Route was tried three times and the run went on as if nothing happened
+    routes = pipeline.lambdas.calls_to("RouteFunction")
+    assert [call.error_type for call in routes] == ["ModelUnavailable"] * 2 + [None]
     assert execution.status == "SUCCEEDED"
     assert execution.states == [*FULL_PATH, "Done"]
     # And the waits between tries followed the shipped backoff (jittered, capped)

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import copy
+import json
 from fnmatch import fnmatchcase
 from typing import Any
 
 import pytest
 from samtranslator.translator.transform import transform
 
-from tests.support.template import load_template, resource_properties
+from chatmemory.tasks.handler import PIPELINE_BUDGET_SECONDS
+from tests.support.template import ROOT, load_template, resource_properties
 from tests.template.test_template import (
     _NoManagedPolicies,
     _routes_in_source,
@@ -204,3 +206,70 @@ def test_every_queue_consumer_has_a_maximum_concurrency(transformed: dict[str, A
         # SQS's floor is 2; past the ceiling, messages wait in the queue instead of
         # taking the account's concurrency from the chat path
         assert 2 <= mapping["ScalingConfig"]["MaximumConcurrency"] <= 50
+
+
+# --- the write pipeline within Express's five minutes --------------------------------
+
+EXPRESS_LIMIT_SECONDS = 300
+
+
+def _max_waits(retry: dict[str, Any]) -> float:
+    """The longest a Retry can make a state wait in all (FULL jitter waits at most this)."""
+    waits, interval = 0.0, float(retry.get("IntervalSeconds", 1))
+    for _ in range(retry.get("MaxAttempts", 3)):
+        waits += min(interval, retry.get("MaxDelaySeconds", interval))
+        interval *= retry.get("BackoffRate", 2.0)
+    return waits
+
+
+def _function_timeouts() -> dict[str, float]:
+    template = load_template()
+    default = template["Globals"]["Function"]["Timeout"]
+    return {
+        name: float(resource["Properties"].get("Timeout", default))
+        for name, resource in template["Resources"].items()
+        if resource["Type"] == "AWS::Serverless::Function"
+    }
+
+
+def test_a_write_pipeline_run_ends_within_expresss_five_minutes_whatever_fails() -> None:
+    # Given the shipped definition, each step's Lambda timeout and the run's budget
+    definition = json.loads((ROOT / "statemachines" / "write_pipeline.asl.json").read_text())
+    states = definition["States"]
+    timeouts = _function_timeouts()
+    substitutions = resource_properties("WritePipeline")["DefinitionSubstitutions"]
+
+    def function_of(state: str) -> str:
+        placeholder = states[state]["Parameters"]["FunctionName"].strip("${}")
+        return str(substitutions[placeholder]["Fn::GetAtt"][0])
+
+    def throttle_waits(state: str) -> float:
+        return sum(
+            _max_waits(retry)
+            for retry in states[state]["Retry"]
+            if "ModelUnavailable" not in retry["ErrorEquals"]
+        )
+
+    def model_retry(state: str) -> dict[str, Any]:
+        return next(r for r in states[state]["Retry"] if "ModelUnavailable" in r["ErrorEquals"])
+
+    # Extract, first, has no run budget: every attempt may take its whole Lambda timeout
+    extract = model_retry("Extract")
+    extract_worst = (
+        (1 + extract["MaxAttempts"]) * timeouts[function_of("Extract")]
+        + _max_waits(extract)
+        + throttle_waits("Extract")
+    )
+    # The later steps stop calling the model once the budget is spent: after it, one
+    # step's remaining retries fail at once (only their waits), then RecordFailure runs
+    later = ("Route", "RebuildProfile", "Notify")
+    after_budget = max(_max_waits(model_retry(state)) for state in later)
+    record_failure = timeouts[function_of("RecordFailure")] + throttle_waits("RecordFailure")
+    worst = max(extract_worst, PIPELINE_BUDGET_SECONDS) + after_budget + record_failure
+
+    # Then even the worst run ends (recorded as failed) before Express cuts it off
+    assert worst < EXPRESS_LIMIT_SECONDS
+    # And each later step is told when its run started, so it can keep to the budget
+    for state in later:
+        payload = states[state]["Parameters"]["Payload"]
+        assert payload["pipeline_started_at.$"] == "$$.Execution.StartTime"

@@ -13,6 +13,7 @@ from __future__ import annotations
 import functools
 import warnings
 from collections.abc import Callable
+from datetime import UTC, datetime
 from typing import Any, ClassVar, Protocol, TypeVar
 
 from aws_lambda_powertools.utilities.parser import parse
@@ -33,6 +34,8 @@ TaskHandler = Callable[[dict[str, Any], LambdaContext], dict[str, Any]]
 
 class Payload(Protocol):
     def log_keys(self) -> dict[str, object]: ...
+
+    def pipeline_start(self) -> datetime | None: ...
 
 
 class StepResult(Protocol):
@@ -67,7 +70,7 @@ def step_task(
         try:
             # A model call ends (as the step's error, which the state machine retries)
             # while the function still runs: never as a timeout that loses the error.
-            with request_deadline(remaining_seconds_of(context)):
+            with request_deadline(_time_for(task, context)):
                 result = step(task)
         except Exception:
             if failures:
@@ -79,6 +82,23 @@ def step_task(
         return answer
 
     return lambda_handler
+
+
+#: an Express execution ends at 300 s; what a step may use of it, leaving RecordFailure
+#: (10 s) and its throttle retries room to record a failure before the run is cut off
+PIPELINE_BUDGET_SECONDS = 250.0
+
+
+def _time_for(task: Payload, context: LambdaContext) -> float | None:
+    """The step's time: its Lambda's remaining time, and no more than its run has left."""
+    remaining = remaining_seconds_of(context)
+    started = task.pipeline_start()
+    if started is None:
+        return remaining
+    if started.tzinfo is None:
+        started = started.replace(tzinfo=UTC)
+    run_left = PIPELINE_BUDGET_SECONDS - (datetime.now(UTC) - started).total_seconds()
+    return run_left if remaining is None else min(remaining, run_left)
 
 
 def purge_step(model: type[P], step: Callable[[P], R], *, done: str) -> TaskHandler:

@@ -8,6 +8,7 @@ of its ids go on the task's log lines.
 
 from __future__ import annotations
 
+from datetime import datetime
 from functools import cached_property
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -24,6 +25,20 @@ class TaskPayload(BaseModel):
     def log_keys(self) -> dict[str, object]:
         """Ids and counts only: a log line never carries what the user said."""
         return {}
+
+    def pipeline_start(self) -> datetime | None:
+        """When the execution this task runs in started, where its state passes it."""
+        return None
+
+
+class BudgetedTask(TaskPayload):
+    """A write pipeline step after Extract: it knows when its execution started, so its
+    model calls end within the run's budget (an Express run ends at five minutes)."""
+
+    pipeline_started_at: datetime | None = None
+
+    def pipeline_start(self) -> datetime | None:
+        return self.pipeline_started_at
 
 
 class ExtractTask(TaskPayload):
@@ -43,7 +58,7 @@ class ExtractTask(TaskPayload):
         }
 
 
-class RunTask(TaskPayload):
+class RunTask(BudgetedTask):
     """Route and Notify: the run Extract wrote."""
 
     user_id: str = Field(min_length=1)
@@ -53,11 +68,11 @@ class RunTask(TaskPayload):
         return {"run_id": self.run_id}
 
 
-class WriteProfileTask(TaskPayload):
+class WriteProfileTask(BudgetedTask):
     """RebuildProfile in the write pipeline: the persona whose profile a run affected.
 
-    Exactly the two keys its state passes: a purge's RebuildProfiles item (the same keys
-    plus the request) is refused, never taken for a write pipeline rebuild."""
+    Exactly the keys its state passes: a purge's RebuildProfiles item (the same keys plus
+    the request) is refused, never taken for a write pipeline rebuild."""
 
     model_config = ConfigDict(extra="forbid")
 

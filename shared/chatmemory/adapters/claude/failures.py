@@ -34,9 +34,8 @@ def failure_kind(error: Exception) -> str:
         return "timeout"
     if isinstance(error, anthropic.APIConnectionError):
         # Newer SDKs wrap a connection that dropped while the body was being read.
-        if isinstance(error.__cause__, httpx2.RemoteProtocolError | httpx2.ReadError):
-            return "the stream broke off"
-        return "connection error"
+        dropped = isinstance(error.__cause__, httpx2.RemoteProtocolError | httpx2.ReadError)
+        return "the stream broke off" if dropped else "connection error"
     if isinstance(error, httpx2.HTTPError):
         return "the stream broke off"
     if isinstance(error, anthropic.APIStatusError):
