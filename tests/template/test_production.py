@@ -273,3 +273,22 @@ def test_a_write_pipeline_run_ends_within_expresss_five_minutes_whatever_fails()
     for state in later:
         payload = states[state]["Parameters"]["Payload"]
         assert payload["pipeline_started_at.$"] == "$$.Execution.StartTime"
+
+
+def test_the_api_functions_resume_from_a_snapshot_through_their_alias(
+    transformed: dict[str, Any],
+) -> None:
+    resources = transformed["Resources"]
+    for function in ("ChatFunction", "MemoriesFunction", "RoomsFunction"):
+        properties = resources[function]["Properties"]
+        assert properties["SnapStart"] == {"ApplyOn": "PublishedVersions"}
+        # And the HTTP API invokes the alias (a snapshot exists only for a published version)
+        alias = resources[f"{function}Aliaslive"]["Properties"]
+        assert alias["FunctionName"] == {"Ref": function}
+        permissions = [
+            resource["Properties"]
+            for resource in resources.values()
+            if resource["Type"] == "AWS::Lambda::Permission"
+            and resource["Properties"]["FunctionName"] == {"Ref": f"{function}Aliaslive"}
+        ]
+        assert permissions, f"the HTTP API may not invoke {function}'s alias"
