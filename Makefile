@@ -6,12 +6,13 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install lint typecheck unit bench clean
+.PHONY: run test install lint typecheck unit bench lock clean
 
-$(STAMP): pyproject.toml
+# Installed with the lock as constraints: the exact versions the tests and the layer share.
+$(STAMP): pyproject.toml requirements.lock
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "chatmemory needs Python >= 3.11")'
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[local,dev]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[local,dev]'
 	@touch $(STAMP)
 
 install: $(STAMP)
@@ -41,11 +42,21 @@ unit: install
 ## Benchmarks (not tests): retrieval latency and quality against mem0, token budget
 BENCH_STAMP := $(VENV)/.bench-installed
 $(BENCH_STAMP): $(STAMP)
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[local,dev,bench]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c requirements.lock -e '.[local,dev,bench]'
 	@touch $(BENCH_STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/retrieval.py
 
+## Re-resolve every dependency in a fresh virtualenv and write requirements.lock and the
+## layer's pins (layers/dependencies/requirements.txt) from it; commit both
+LOCK_VENV := .lock-venv
+lock:
+	rm -rf $(LOCK_VENV)
+	$(PYTHON) -m venv $(LOCK_VENV)
+	$(LOCK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[local,dev]'
+	$(LOCK_VENV)/bin/python layers/dependencies/lock.py
+	rm -rf $(LOCK_VENV)
+
 clean:
-	rm -rf $(VENV) build *.egg-info shared/*.egg-info .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) $(LOCK_VENV) build *.egg-info shared/*.egg-info .pytest_cache .mypy_cache .ruff_cache

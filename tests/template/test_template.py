@@ -2,20 +2,39 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import re
 import tomllib
 from fnmatch import fnmatchcase
+from importlib import metadata
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import pytest
 from cfnlint.api import ManualArgs, lint, lint_file
 from cfnlint.match import Match
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
 from samtranslator.translator.transform import transform
 
 from chatmemory.aws.stream_server import HEALTH_PATH
 from tests.support.template import ROOT, TEMPLATE, load_template, resource_properties
+
+
+def _load_locking() -> ModuleType:
+    """layers/dependencies/lock.py, the script `make lock` runs (not a package module)."""
+    spec = importlib.util.spec_from_file_location(
+        "chatmemory_locking", ROOT / "layers" / "dependencies" / "lock.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+LOCKING = _load_locking()
 
 # The region the aws_env fixture sets; lint for the same one the transform runs in.
 REGION = "eu-west-1"
@@ -214,9 +233,16 @@ def test_layers_are_built_for_the_functions_runtime() -> None:
 
     # Then a wheel built for one Python is never loaded by another
     assert set(layers) == {"SharedCodeLayer", "DependenciesLayer"}
+    assert {layers["SharedCodeLayer"]["Metadata"]["BuildMethod"]} == runtimes
     for layer in layers.values():
-        assert {layer["Metadata"]["BuildMethod"]} == runtimes
         assert set(layer["Properties"]["CompatibleRuntimes"]) >= runtimes
+    # And the dependencies are the lock's wheels for that Python and architecture
+    assert layers["DependenciesLayer"]["Metadata"]["BuildMethod"] == "makefile"
+    build = (ROOT / "layers" / "dependencies" / "Makefile").read_text()
+    (runtime,) = runtimes
+    assert f"--python-version {runtime.removeprefix('python')}" in build
+    assert "--platform manylinux2014_aarch64" in build
+    assert layers["DependenciesLayer"]["Properties"]["CompatibleArchitectures"] == ["arm64"]
 
 
 def test_every_function_logs_to_a_group_with_the_configured_retention() -> None:
@@ -230,18 +256,41 @@ def test_every_function_logs_to_a_group_with_the_configured_retention() -> None:
         assert group["Properties"]["RetentionInDays"] == {"Ref": "LogRetentionDays"}
 
 
-def test_dependencies_layer_pins_the_same_packages_as_the_project() -> None:
-    # Given the project's runtime dependencies (boto3 included: the layer's botocore
-    # shadows the runtime's, so boto3 must come from the layer too)
+def _pins(path: Path) -> dict[str, str]:
+    pins = {}
+    for line in path.read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version, f"{path.name}: {line!r} is not an exact pin"
+            pins[canonicalize_name(name)] = version
+    return pins
+
+
+def test_the_layer_ships_exactly_the_locked_versions_the_tests_run_against() -> None:
+    # Given the lock and the layer's pins
+    lock = _pins(ROOT / "requirements.lock")
+    layer = _pins(ROOT / "layers" / "dependencies" / "requirements.txt")
+
+    # Then every layer pin is the lock's version of that package
+    assert {name: lock.get(name) for name in layer} == layer
+    # And the tests run against the lock: every locked package is installed at its version
+    installed = {
+        canonicalize_name(dist.metadata["Name"]): dist.version for dist in metadata.distributions()
+    }
+    assert {name: installed.get(name) for name in lock} == lock
+
+
+def test_the_layer_holds_the_whole_runtime_closure_and_nothing_the_runtime_has() -> None:
+    layer = set(_pins(ROOT / "layers" / "dependencies" / "requirements.txt"))
+
+    # Exactly the packages the functions need on Lambda (the layer installs with --no-deps)
+    assert LOCKING.runtime_closure() == layer
+    # boto3 comes from the runtime, opensearch-py's gRPC transport is never imported
+    assert not layer & {"boto3", "botocore", "s3transfer", "grpcio", "protobuf"}
+    # And every runtime dependency of the project is there, pinned
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
-    expected = {pin.replace(" ", "") for pin in project}
-
-    # When we read the layer's requirements
-    lines = (ROOT / "layers" / "dependencies" / "requirements.txt").read_text().splitlines()
-    pinned = {line.replace(" ", "") for line in lines if line.strip() and not line.startswith("#")}
-
-    # Then the Lambda gets exactly what the tests ran against
-    assert pinned == expected
+    needed = {canonicalize_name(Requirement(pin).name) for pin in project}
+    assert needed - LOCKING.RUNTIME_PROVIDED <= layer
 
 
 # --- the table ---------------------------------------------------------------------
