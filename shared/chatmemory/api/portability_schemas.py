@@ -37,7 +37,7 @@ from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.portability import CONCLUDED_BY, EXPORT_SCHEMA, IMPORT_BATCH_MAX
 from chatmemory.domain.threads import Cadence, ThreadMeta, ThreadStatus, meta_of
 from chatmemory.domain.time import to_storage
-from chatmemory.domain.uses import MAX_USES, USE_CHARS
+from chatmemory.domain.uses import MAX_USES, USE_CHARS, clean_uses
 from chatmemory.domain.uses_origin import AWAITING, FROM_CATEGORY, USES_FROM
 from chatmemory.services.portability import ExportPage, ImportReport, SettingsImport
 
@@ -76,7 +76,7 @@ class PortableThread(_Strict):
     cadence: Cadence
     status: ThreadStatus
     asked: Day | None = None
-    deflects: int = Field(default=0, ge=0, le=1000)
+    deflects: int = Field(default=0, ge=0)
     sleeps_until: Day | None = None
     event_on: Day | None = None
     acknowledged: StrictBool = False
@@ -148,7 +148,7 @@ class PortableMemory(_Strict):
         seen = meta.get("seen")
         # Uses borrowed from the category are its category's again on the other side.
         given = meta.get("uses")
-        uses = [str(use) for use in given][:MAX_USES] if isinstance(given, list) else []
+        uses = list(clean_uses(given)) if isinstance(given, list) else []
         own_uses = bool(uses) and origin != FROM_CATEGORY
         return cls(
             memory_id=memory.memory_id,
@@ -172,7 +172,7 @@ class PortableMemory(_Strict):
             evidence=list(memory.evidence),
             last_used_at=memory.last_used_at,
             recall_count=memory.recall_count,
-            seen=seen if isinstance(seen, int) and not isinstance(seen, bool) else None,
+            seen=seen if type(seen) is int and seen >= 1 else None,
             stability_days=memory.stability_days,
             reinforced_at=memory.reinforced_at,
             archived_at=memory.archived_at,

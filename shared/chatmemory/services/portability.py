@@ -212,7 +212,11 @@ class PortabilityService:
             return _UNCHANGED if same_memory(stored, exported) else _CHANGED_HERE
         if not allowed.allows(exported.persona):
             return _SWITCHED_OFF
-        return _IMPORTED if self._land(relinked(memory, landing.mapped)) else _TAKEN
+        if self._land(relinked(memory, landing.mapped)):
+            return _IMPORTED
+        # Another import of the same row may have landed it a moment ago.
+        stored = self._stores.memories.get_memory(exported.user_id, target)
+        return _UNCHANGED if stored is not None and same_memory(stored, exported) else _TAKEN
 
     def _refusal(self, memory: Memory, now: datetime) -> str | None:
         """Why this row cannot be imported at all, or None."""
@@ -309,18 +313,12 @@ class _Landing:
     def of(self, original_id: str) -> str | None:
         """The first generation of this id the store never deleted; None past the last."""
         if original_id not in self._found:
-            self._found[original_id] = next(
-                (
-                    candidate
-                    for generation in range(_MAX_GENERATIONS)
-                    if self._stores.tombstones.get_tombstone(
-                        self._user_id,
-                        candidate := imported_memory_id(self._user_id, original_id, generation),
-                    )
-                    is None
-                ),
-                None,
-            )
+            self._found[original_id] = None
+            for generation in range(_MAX_GENERATIONS):
+                candidate = imported_memory_id(self._user_id, original_id, generation)
+                if self._stores.tombstones.get_tombstone(self._user_id, candidate) is None:
+                    self._found[original_id] = candidate
+                    break
         return self._found[original_id]
 
     def mapped(self, original_id: str) -> str:
