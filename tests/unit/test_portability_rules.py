@@ -8,7 +8,7 @@ from datetime import UTC, datetime, timedelta
 from hypothesis import given
 from hypothesis import strategies as st
 
-from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.memory import Status
 from chatmemory.domain.portability import (
     CONCLUDED_BY,
     imported_memory_id,
@@ -78,13 +78,8 @@ def test_rows_learned_again_keep_the_order_they_were_first_learned_in(seconds: l
 
     again = relearned(rows, FORGOT, NOW)
 
-    def order(memories: list[Memory]) -> list[int]:
-        by_time = sorted(
-            range(len(memories)), key=lambda i: (memories[i].created_at, rows[i].memory_id)
-        )
-        return by_time
-
-    assert order(again) == order(rows)
+    first = sorted(range(len(rows)), key=lambda i: (rows[i].created_at, rows[i].memory_id))
+    assert sorted(range(len(again)), key=lambda i: again[i].created_at) == first
     assert all(m.created_at > FORGOT for m in again)
     assert len({m.created_at for m in again}) == len(again)
 
