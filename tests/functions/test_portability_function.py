@@ -118,7 +118,7 @@ def test_a_batch_of_another_shape_is_refused_naming_the_field(
     too_many = call(
         handler,
         "import_memories",
-        body={"schema": "chatmemory.export/1", "memories": [{"text": "x"}] * 201},
+        body={"schema": "chatmemory.export/1", "memories": [{"text": "x"}] * 101},
     )
 
     assert (unknown.status, unknown.error_code) == (400, "validation_error")

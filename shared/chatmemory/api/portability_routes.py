@@ -33,8 +33,8 @@ def _user() -> str:
     summary="Export your memories: every version, with your settings (one page)",
     description=(
         "A `chatmemory.export/1` document: your settings and up to `limit` memories of "
-        "every status, newest first, never a deleted one. Follow `next` for the rest; each "
-        "page is itself a batch `POST /v1/memories/import` takes."
+        "every status, newest first, never a deleted one. Follow `next` for the rest. A "
+        "page has the shape `POST /v1/memories/import` takes, in slices of up to 100."
     ),
     tags=_TAGS,
     responses=answers({200: ("One page of your export", json_content(ExportDocument))}),
@@ -52,7 +52,7 @@ def export_memories(
     "/v1/memories/import",
     summary="Import memories from an export (idempotent: what is already here is left)",
     description=(
-        "Takes a `chatmemory.export/1` document of at most 200 memories (a page of an "
+        "Takes a `chatmemory.export/1` document of at most 100 memories (a page of an "
         "export, or a slice of one). The whole batch is validated before anything is "
         "written; a memory the write filter refuses, or one that cannot land here, is "
         "skipped with its reason, and the rest are imported. History comes back as history."

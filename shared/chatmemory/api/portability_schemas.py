@@ -1,6 +1,6 @@
 """The export document (`chatmemory.export/1`, docs/api.md "Export and import"): one
 model for what `GET /v1/memories/export` answers and what `POST /v1/memories/import` takes,
-so a page of an export is a batch an import accepts as it is.
+so any slice of an export is a batch an import accepts.
 
 A row here is what the store keeps of a memory, not what a read computes from it
 (`due_in`, `retention`, a thread's `state`): those follow from these fields on the other
@@ -263,7 +263,7 @@ class PortableUser(_Strict):
 
 
 class ExportDocument(_Strict):
-    """A user's export, or one page of it: also a batch `POST /v1/memories/import` takes."""
+    """A user's export, or one page of it; a slice of one is what an import takes."""
 
     format: Literal["chatmemory.export/1"] = Field(
         alias="schema", description="The document's name and version."

@@ -30,8 +30,9 @@ from chatmemory.domain.memory import Memory
 EXPORT_SCHEMA: Final = "chatmemory.export/1"
 #: how many rows one page of an export holds at most (well under Lambda's 6 MB answer)
 EXPORT_PAGE_MAX: Final = 500
-#: how many rows one import call takes at most (its body is 64 KiB at most anyway)
-IMPORT_BATCH_MAX: Final = 200
+#: how many rows one import call takes at most: about what 64 KiB holds, and what one
+#: call embeds well within the function's 29 seconds
+IMPORT_BATCH_MAX: Final = 100
 #: the meta key a resolved thread names the fact it rests under with (services/threads.py)
 CONCLUDED_BY: Final = "concluded_by"
 
