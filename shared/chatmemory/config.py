@@ -35,6 +35,7 @@ from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.notices import NoticeService
 from chatmemory.services.persona_view import PersonaView
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
+from chatmemory.services.portability import PortabilityService
 from chatmemory.services.purge import InProcessPurge, PurgePipeline, PurgeSweep
 from chatmemory.services.recall import RecallService
 from chatmemory.services.relevance import RelevanceModel, params_for
@@ -746,6 +747,15 @@ class Container:
     @cached_property
     def notices(self) -> NoticeService:
         return NoticeService(self.stores, self.clock, self.memories)
+
+    @cached_property
+    def portability(self) -> PortabilityService:
+        """Export and import; an imported belief without its own uses asks for them as a
+        typed one does."""
+        uses_jobs = self.jobs if self.model_writes_uses else None
+        return PortabilityService(
+            self.stores, self.clock, self.memories, self.indexer, uses_jobs=uses_jobs
+        )
 
 
 _current: Container | None = None

@@ -24,6 +24,8 @@ API_ROUTES = {
     ("patch", "/v1/memories/{memory_id}"),
     ("delete", "/v1/memories/{memory_id}"),
     ("get", "/v1/memories/{memory_id}/history"),
+    ("get", "/v1/memories/export"),
+    ("post", "/v1/memories/import"),
     ("get", "/v1/memory/settings"),
     ("put", "/v1/memory/settings"),
     ("get", "/v1/notices"),

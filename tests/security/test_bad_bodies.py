@@ -29,6 +29,7 @@ WRONG_TYPE = {
     "integer": "many",
     "number": "many",
     "array": "many",
+    "object": "many",
 }
 
 

@@ -89,6 +89,10 @@ def minimal_body(document: dict[str, Any], schema: dict[str, Any]) -> dict[str, 
         kind = field_type(document, schema["properties"][name])
         if examples:
             body[name] = examples[0]
+        elif "const" in kind:
+            body[name] = kind["const"]
+        elif kind.get("type") == "array" and not kind.get("minItems"):
+            body[name] = []
         elif kind.get("enum"):
             body[name] = kind["enum"][0]
         elif kind.get("type") == "string" and "pattern" not in kind and "format" not in kind:

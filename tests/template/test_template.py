@@ -53,6 +53,8 @@ ROUTES = {
     ("PATCH", "/v1/memories/{memory_id}"): "MemoriesFunction",
     ("DELETE", "/v1/memories/{memory_id}"): "MemoriesFunction",
     ("GET", "/v1/memories/{memory_id}/history"): "MemoriesFunction",
+    ("GET", "/v1/memories/export"): "MemoriesFunction",
+    ("POST", "/v1/memories/import"): "MemoriesFunction",
     ("GET", "/v1/memory/settings"): "MemoriesFunction",
     ("PUT", "/v1/memory/settings"): "MemoriesFunction",
     ("GET", "/v1/notices"): "MemoriesFunction",

@@ -1,4 +1,5 @@
-"""`chatmemory serve | token | flush | nightly` — the local developer's entry points."""
+"""`chatmemory serve | token | flush | nightly | export | import` — the local developer's
+entry points."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from chatmemory.config import (
     use_container,
 )
 from chatmemory.domain.errors import InvalidField
+from chatmemory.local import portability_cli
 from chatmemory.local.running import record_running_server, running_server
 from chatmemory.local.server import LocalGateway, LocalServer
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
@@ -240,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     nightly_cmd.add_argument("--state-dir", help="the state folder the server uses")
     nightly_cmd.set_defaults(run=nightly)
+
+    portability_cli.add_commands(commands)  # export USER FILE, import USER FILE
     return parser
 
 

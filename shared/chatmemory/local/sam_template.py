@@ -72,7 +72,9 @@ def _path_pattern(path: str) -> re.Pattern[str]:
 
 
 def http_routes(template: dict[str, Any]) -> list[HttpRoute]:
-    """Every HttpApi route, most specific first (API Gateway prefers exact over greedy paths)."""
+    """Every HttpApi route, most specific first, as API Gateway prefers them: a path of
+    fixed segments over one with variables (`/v1/memories/export` over
+    `/v1/memories/{memory_id}`), and any path over a greedy one."""
     default_auth = bool(
         next(
             (
@@ -106,7 +108,9 @@ def http_routes(template: dict[str, Any]) -> list[HttpRoute]:
                     pattern=_path_pattern(path),
                 )
             )
-    return sorted(routes, key=lambda r: (r.is_greedy, r.method == "ANY", -len(r.path)))
+    return sorted(
+        routes, key=lambda r: (r.is_greedy, r.method == "ANY", r.path.count("{"), -len(r.path))
+    )
 
 
 def match_route(routes: list[HttpRoute], method: str, path: str) -> HttpRoute | None:
