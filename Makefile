@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install lint typecheck unit bench clean
+.PHONY: run test install lint typecheck unit bench cost clean
 
 $(STAMP): pyproject.toml
 	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info >= (3, 11) else "chatmemory needs Python >= 3.11")'
@@ -46,6 +46,10 @@ $(BENCH_STAMP): $(STAMP)
 
 bench: $(BENCH_STAMP)
 	$(BIN)/python bench/retrieval.py
+
+## The cost model: seed 002's traffic priced on AWS from the real handlers (offline, ~2 min)
+cost: install
+	$(BIN)/python bench/cost_model.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info shared/*.egg-info .pytest_cache .mypy_cache .ruff_cache
