@@ -6,7 +6,7 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed
 
-.PHONY: run test install lint typecheck unit bench lock clean
+.PHONY: run test install lint typecheck unit bench cost lock clean
 
 # Installed with the lock as constraints: the exact versions the tests and the layer share.
 $(STAMP): pyproject.toml requirements.lock
@@ -57,6 +57,10 @@ lock:
 	$(LOCK_VENV)/bin/python -m pip install --quiet --disable-pip-version-check -e '.[local,dev]'
 	$(LOCK_VENV)/bin/python layers/dependencies/lock.py
 	rm -rf $(LOCK_VENV)
+
+## The cost model: seed 002's traffic priced on AWS from the real handlers (offline, ~2 min)
+cost: install
+	$(BIN)/python bench/cost_model.py
 
 clean:
 	rm -rf $(VENV) $(LOCK_VENV) build *.egg-info shared/*.egg-info .pytest_cache .mypy_cache .ruff_cache
