@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from chatmemory.adapters.clock import ShiftedClock, SystemClock
+from chatmemory.domain.quotas import MODEL_TURNS
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.jobs import Jobs, JobsRunHere, PipelineStarter, PurgeStarter
@@ -37,6 +38,7 @@ from chatmemory.services.persona_view import PersonaView
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
 from chatmemory.services.portability import PortabilityService
 from chatmemory.services.purge import InProcessPurge, PurgePipeline, PurgeSweep
+from chatmemory.services.quotas import QuotaGuard
 from chatmemory.services.recall import RecallService
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
@@ -174,12 +176,18 @@ class _Environment(BaseSettings):
     CHATMEMORY_JWT_ISSUER: OptionalText = None
     CHATMEMORY_JWT_AUDIENCE: CommaList = ()
     CHATMEMORY_JWT_ALGORITHMS: CommaList = ("RS256",)
+    # Per-user quota: model turns (chat, streamed chat, room turns) a user may take a minute.
+    CHATMEMORY_QUOTA_TURNS_PER_MINUTE: int = Field(default=30, ge=0)
     # The streaming server's port: the Lambda Web Adapter reads AWS_LWA_PORT, then PORT.
     AWS_LWA_PORT: str | None = None
     PORT: str | None = None
 
 
-_REASONS = {"int_parsing": "must be an integer", "float_parsing": "must be a number"}
+_REASONS = {
+    "int_parsing": "must be an integer",
+    "float_parsing": "must be a number",
+    "greater_than_equal": "must be 0 or more",
+}
 
 
 def _refusal(error: ValidationError) -> ConfigurationError:
@@ -255,6 +263,9 @@ class Settings:
     # The streaming endpoint's allowed signature algorithms (the HTTP API's: RSA only).
     jwt_algorithms: tuple[str, ...] = ("RS256",)
     stream_port: int = 8080
+    # Each user's model turns a minute (chat, streamed chat, room turns): a turn past it is
+    # answered 429 with Retry-After; 0 switches the quota off (domain/quotas.py).
+    quota_turns_per_minute: int = 30
     # Local only: the server's clock runs this many days ahead (`chatmemory serve
     # --days-later N`), to try what time does to memories without waiting.
     days_later: int = 0
@@ -306,6 +317,7 @@ class Settings:
             jwt_audiences=env.CHATMEMORY_JWT_AUDIENCE,
             jwt_algorithms=env.CHATMEMORY_JWT_ALGORITHMS,
             stream_port=_stream_port(env.AWS_LWA_PORT or env.PORT or "8080"),
+            quota_turns_per_minute=env.CHATMEMORY_QUOTA_TURNS_PER_MINUTE,
         )
         if settings.index == "opensearch" and not (
             settings.opensearch_endpoint and settings.region
@@ -692,6 +704,12 @@ class Container:
         return Folder(self.stores, self.clock, self.model)
 
     @cached_property
+    def quotas(self) -> QuotaGuard:
+        """Each user's quotas, counted in the store's own table or file."""
+        limits = {MODEL_TURNS: self.settings.quota_turns_per_minute}
+        return QuotaGuard(self.stores.quotas, self.clock, limits)
+
+    @cached_property
     def chat(self) -> ChatService:
         return ChatService(
             self.stores,
@@ -703,6 +721,7 @@ class Container:
             idle_after=timedelta(seconds=self.settings.idle_seconds),
             idle_cold_after=timedelta(seconds=self.settings.idle_cold_seconds),
             rhythm=RhythmKeeper(self.stores, self.memories),
+            quotas=self.quotas,
         )
 
     @cached_property
@@ -718,6 +737,7 @@ class Container:
             self.jobs,
             lambda: self.model,
             quiet_after=timedelta(seconds=self.settings.idle_seconds),
+            quotas=self.quotas,
         )
 
     @cached_property

@@ -352,3 +352,39 @@ def test_each_request_logs_one_line_without_body_or_token(
     # And nothing logged holds the token, the message or the query
     logged = json.dumps([record.__dict__ for record in log_records.records], default=str)
     assert token not in logged and "pineapples" not in logged and "secretquery" not in logged
+
+
+def test_a_streamed_turn_past_the_quota_is_a_429_before_any_stream(
+    tmp_path: Path, clock: ManualClock, issuer: Issuer
+) -> None:
+    # Given a user's two turns for this minute taken through the streaming endpoint
+    settings = Settings(state_dir=tmp_path, embedder="hashing", quota_turns_per_minute=2)
+    container = Container(settings, clock)
+    use_container(container)
+    server = StreamServer("127.0.0.1", 0, JwksVerifier(ISSUER, AUDIENCES, fetch_jwks=issuer.jwks))
+    server.start()
+    try:
+        running = Running(server, issuer, container)
+        clock.advance(timedelta(seconds=30))
+        assert [running.chat().status for _ in range(2)] == [200, 200]
+        # When a third comes in the same minute
+        answer = running.chat("remember that I am vegetarian")
+        # And another user's in that minute
+        theirs = running.chat(token=issuer.token(sub="someone-else"))
+    finally:
+        server.stop()
+        use_container(None)
+
+    # Then the third is an HTTP 429 with Retry-After, not an event stream; nothing kept
+    assert_error(answer, 429, "rate_limited")
+    assert answer.headers["Retry-After"] == "30"
+    stores = container.stores
+    kept = [
+        message.content
+        for conversation in stores.conversations.list_conversations(USER)
+        for message in stores.conversations.list_messages(USER, conversation.conversation_id)
+    ]
+    assert "remember that I am vegetarian" not in kept
+    assert list(stores.memories.iter_memories(USER)) == []
+    # And the other user's turn streamed as ever
+    assert theirs.status == 200 and theirs.events[-1][0] == "done"

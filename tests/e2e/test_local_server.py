@@ -282,3 +282,46 @@ def test_flush_finishes_the_purge_of_a_delete(
         ).fetchone()
     assert rows == (0,)
     assert server.call("GET", "/v1/memories?status=all", token=alice).body["memories"] == []
+
+
+def _stream_status(url: str, token: str, message: str) -> tuple[int, dict[str, str], bytes]:
+    """POST /v1/chat asking for SSE: the status, headers and whole body."""
+    request = Request(url + "/v1/chat", data=json.dumps({"message": message}).encode())  # noqa: S310
+    request.add_header("Content-Type", "application/json")
+    request.add_header("Accept", "text/event-stream")
+    request.add_header("Authorization", f"Bearer {token}")
+    try:
+        with urlopen(request, timeout=30) as response:  # noqa: S310 - our own local server
+            return response.status, dict(response.headers), response.read()
+    except HTTPError as error:
+        return error.code, dict(error.headers), error.read()
+
+
+def test_a_streamed_turn_past_the_quota_is_a_429_before_streaming(
+    tmp_path: Path, model_cache: Path
+) -> None:
+    # Given the CLI serving with a quota of two turns a minute (the real clock runs)
+    environment = {
+        **cli_environment(tmp_path, model_cache),
+        "CHATMEMORY_QUOTA_TURNS_PER_MINUTE": "2",
+        "CHATMEMORY_EMBEDDER": "hashing",
+    }
+    state = tmp_path / "state"
+    with serve_in_process(environment, "--state-dir", str(state)) as served:
+        alice = served.cli("token", "alice", "--state-dir", str(state)).stdout.strip()
+        # When alice streams five turns in a row (at most two minutes' worth of quota)
+        answers = [_stream_status(served.url, alice, f"streamed turn {n}") for n in range(5)]
+    # Then some went through as streams and the refused ones are plain HTTP 429s
+    statuses = [status for status, _, _ in answers]
+    assert 200 in statuses and 429 in statuses and statuses.count(200) <= 4
+    refused = [n for n, (status, _, _) in enumerate(answers) if status == 429]
+    for n in refused:
+        _, headers, body = answers[n]
+        assert headers["Content-Type"] == "application/json"
+        assert 1 <= int(headers["Retry-After"]) <= 60
+        assert json.loads(body)["error"]["code"] == "rate_limited"
+    # And nothing of a refused turn was stored
+    with sqlite3.connect(state / SQLITE_FILE) as db:
+        said = {row[0] for row in db.execute("SELECT content FROM messages WHERE role = 'user'")}
+    allowed = {f"streamed turn {n}" for n, (status, _, _) in enumerate(answers) if status == 200}
+    assert said == allowed

@@ -31,6 +31,7 @@ How each method counts (ARCHITECTURE.md: "Temporary chats read and write nothing
   only that a slice of a chat was read (the pipeline writes one when it finds memory
   off, so the slice is never read again). A run that holds candidates quotes the user:
   reading or writing it is a MEMORY_READ or MEMORY_WRITE.
+- QUOTA: taking a turn from the user's quota for this minute (a count, no text).
 A method not listed here is UNCLASSIFIED; the gates fail on any call to one, so a new
 store method has to be placed in one of these kinds before the gates pass.
 """
@@ -52,6 +53,7 @@ from chatmemory.ports.memories import MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.notices import NoticeStore
 from chatmemory.ports.persona_memories import PersonaMemoryStore
+from chatmemory.ports.quotas import QuotaStore
 from chatmemory.ports.recall_source import RecallSource
 from chatmemory.ports.rhythm import RhythmStore
 from chatmemory.ports.rooms import RoomStore
@@ -70,6 +72,7 @@ class Access(StrEnum):
     CONTROL = "control"
     SWEEP = "sweep"
     BOOKKEEPING = "pipeline bookkeeping"
+    QUOTA = "quota"
     UNCLASSIFIED = "unclassified"
 
 
@@ -162,6 +165,8 @@ STORE_ACCESS: dict[str, Access] = {
     "quiet_rooms": Access.SWEEP,
     "threads_due": Access.SWEEP,  # the nightly review's ids
     "pending_uses": Access.SWEEP,  # rows still waiting for their own uses (flush's ids)
+    # the per-user quota's counter: a number per minute
+    "take": Access.QUOTA,
 }
 
 INDEX_ACCESS: dict[str, Access] = {
@@ -302,6 +307,7 @@ _STORE_PORTS: dict[str, type] = {
     "persona_memories": PersonaMemoryStore,
     "threads": ThreadStore,
     "rhythm": RhythmStore,
+    "quotas": QuotaStore,
 }
 _RECORDING_PORTS = {
     field: _recording(port, "store", STORE_ACCESS) for field, port in _STORE_PORTS.items()

@@ -21,6 +21,7 @@ from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.notices import NoticeService
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
+from chatmemory.services.quotas import QuotaGuard
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
 from chatmemory.services.room_service import RoomService
@@ -42,6 +43,7 @@ class Product:
         model: Model | None = None,
         *,
         uses_jobs: Jobs | None = None,
+        quotas: QuotaGuard | None = None,
     ) -> None:
         embedder = HashingEmbedder()
         model = model or OfflineModel()
@@ -65,7 +67,7 @@ class Product:
         folder = Folder(stores, clock, model)
         self.room_blocks = RoomBlocks(stores, clock, embedder)
         self.rooms = RoomService(
-            stores, clock, self.room_blocks, self.jobs, model, quiet_after=IDLE
+            stores, clock, self.room_blocks, self.jobs, model, quiet_after=IDLE, quotas=quotas
         )
         self.room_writes = RoomWrites(
             stores, clock, model=model, embedder=embedder, memories=self.memories, quiet_after=IDLE
@@ -89,6 +91,7 @@ class Product:
             memories=self.memories,
             jobs=self.jobs,
             idle_after=IDLE,
+            quotas=quotas,
         )
 
     def say(

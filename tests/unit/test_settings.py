@@ -43,6 +43,7 @@ VARIABLES = (
     "CHATMEMORY_PURGE_PIPELINE_ARN",
     "CHATMEMORY_JWT_ISSUER",
     "CHATMEMORY_JWT_AUDIENCE",
+    "CHATMEMORY_QUOTA_TURNS_PER_MINUTE",
     "ANTHROPIC_API_KEY",
     "AWS_REGION",
     "AWS_DEFAULT_REGION",
@@ -111,6 +112,7 @@ def test_an_empty_environment_gives_the_embedded_defaults(home: Path) -> None:
         jwt_issuer=None,
         jwt_audiences=(),
         stream_port=8080,
+        quota_turns_per_minute=30,
     )
 
 
@@ -172,6 +174,8 @@ def test_an_empty_environment_gives_the_embedded_defaults(home: Path) -> None:
         ({"AWS_LWA_PORT": "9000", "PORT": "8081"}, "stream_port", 9000),
         ({"AWS_LWA_PORT": "", "PORT": "8081"}, "stream_port", 8081),
         ({"AWS_LWA_PORT": "9000", "PORT": "not checked"}, "stream_port", 9000),
+        ({"CHATMEMORY_QUOTA_TURNS_PER_MINUTE": "5"}, "quota_turns_per_minute", 5),
+        ({"CHATMEMORY_QUOTA_TURNS_PER_MINUTE": "0"}, "quota_turns_per_minute", 0),
     ],
 )
 def test_each_variable_sets_its_setting(
@@ -280,6 +284,16 @@ def test_a_variable_set_to_nothing_counts_as_unset(
             {"CHATMEMORY_RECALL_THRESHOLD": "high"},
             "CHATMEMORY_RECALL_THRESHOLD",
             "must be a number",
+        ),
+        (
+            {"CHATMEMORY_QUOTA_TURNS_PER_MINUTE": "-1"},
+            "CHATMEMORY_QUOTA_TURNS_PER_MINUTE",
+            "must be 0 or more",
+        ),
+        (
+            {"CHATMEMORY_QUOTA_TURNS_PER_MINUTE": "lots"},
+            "CHATMEMORY_QUOTA_TURNS_PER_MINUTE",
+            "must be an integer",
         ),
         ({"PORT": "http"}, "PORT", "must be a TCP port number"),
         ({"PORT": "0"}, "PORT", "must be a TCP port number"),

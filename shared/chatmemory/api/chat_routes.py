@@ -129,7 +129,7 @@ def chat_out(result: ChatResult) -> ChatOut:
     tags=_TAGS,
     responses=answers(
         {200: ("The reply", {**json_content(ChatOut), **_STREAMED})},
-        (*_TURN_ERRORS, 502),
+        (*_TURN_ERRORS, 429, 502),
     ),
 )
 def chat(body: ChatRequest) -> ChatOut:

@@ -14,7 +14,12 @@ from http import HTTPStatus
 from pydantic import ValidationError
 
 from chatmemory.api.chat_routes import chat_out, chat_turn
-from chatmemory.api.errors import describe_error, describe_validation_errors
+from chatmemory.api.errors import (
+    count_refusal,
+    describe_error,
+    describe_validation_errors,
+    refusal_headers,
+)
 from chatmemory.api.media_types import refuse_body
 from chatmemory.api.schemas import ChatRequest
 from chatmemory.config import container
@@ -26,7 +31,8 @@ from chatmemory.web.sse import StreamedResponse, event_stream, sse
 
 def stream_chat(user_id: str, raw_body: bytes, content_type: str | None = None) -> StreamedResponse:
     """Start the turn; its first step runs before the status is chosen, so bad input,
-    an unknown conversation or a model down at once still get a proper error status."""
+    an unknown conversation, a used-up quota (429 with Retry-After) or a model down at
+    once still get a proper error status."""
     refused = refuse_body(content_type, has_body=bool(raw_body))
     if refused is not None:
         return _error(refused.status, refused.code, refused.message)
@@ -47,7 +53,8 @@ def stream_chat(user_id: str, raw_body: bytes, content_type: str | None = None) 
     except Exception as exc:
         status, code, message = describe_error(exc)
         _log_unexpected(exc, status)
-        return _error(status, code, message)
+        count_refusal(code)
+        return _error(status, code, message, refusal_headers(exc, status))
     return event_stream(_frames(first, events))
 
 
@@ -72,9 +79,13 @@ def _frames(
         yield sse("error", {"error": {"code": code, "message": message}})
 
 
-def _error(status: HTTPStatus, code: str, message: str) -> StreamedResponse:
+def _error(
+    status: HTTPStatus, code: str, message: str, headers: dict[str, str] | None = None
+) -> StreamedResponse:
     body = json.dumps({"error": {"code": code, "message": message}}).encode()
-    return StreamedResponse(status.value, {"Content-Type": "application/json"}, iter([body]))
+    return StreamedResponse(
+        status.value, {"Content-Type": "application/json", **(headers or {})}, iter([body])
+    )
 
 
 def _log_unexpected(exc: Exception, status: HTTPStatus) -> None:

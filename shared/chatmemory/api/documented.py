@@ -14,6 +14,7 @@ from aws_lambda_powertools.event_handler.openapi.types import (
     OpenAPIResponse,
     OpenAPIResponseContentModel,
     OpenAPIResponseContentSchema,
+    OpenAPIResponseHeader,
 )
 from pydantic import BaseModel
 
@@ -32,7 +33,18 @@ _ERRORS: dict[int, str] = {
     409: "Conflicts with the current state (`conflict`, `memory_disabled`)",
     413: "Body larger than 64 KiB",
     415: "The body is not sent as JSON (`unsupported_media_type`)",
+    429: "The user's model turns for this minute are used up; nothing of the turn was done "
+    "(`rate_limited`). Retry-After says in how many seconds the next minute starts",
     502: "The model could not answer; nothing of the turn was kept (`model_unavailable`)",
+}
+
+_ERROR_HEADERS: dict[int, dict[str, OpenAPIResponseHeader]] = {
+    429: {
+        "Retry-After": {
+            "description": "Seconds until the user's quota window ends",
+            "schema": {"type": "integer", "minimum": 1},
+        }
+    },
 }
 
 # Every authenticated operation can be refused for its token (bad: 401; the wrong kind of
@@ -58,4 +70,6 @@ def answers(
         )
     for status in sorted(set(errors)):
         documented[status] = {"description": _ERRORS[status], "content": _ERROR_CONTENT}
+        if status in _ERROR_HEADERS:
+            documented[status]["headers"] = _ERROR_HEADERS[status]
     return documented

@@ -22,6 +22,7 @@ from chatmemory.domain.errors import (
     MemoryDisabled,
     ModelUnavailable,
     NotFound,
+    RateLimited,
     SecretRefused,
 )
 from chatmemory.telemetry import count, logger
@@ -109,6 +110,7 @@ _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], .
     (NotFound, HTTPStatus.NOT_FOUND, "not_found", lambda e: f"{e.kind} not found"),
     (ConcurrentChange, HTTPStatus.CONFLICT, "conflict", str),
     (MemoryDisabled, HTTPStatus.CONFLICT, "memory_disabled", str),
+    (RateLimited, HTTPStatus.TOO_MANY_REQUESTS, "rate_limited", str),
     (
         ModelUnavailable,
         HTTPStatus.BAD_GATEWAY,
@@ -123,6 +125,7 @@ _METRICS = {
     "secret_refused": "SecretRefused",
     "instruction_refused": "InstructionRefused",
     "model_unavailable": "ModelUnavailable",
+    "rate_limited": "RateLimited",
 }
 
 
@@ -139,6 +142,21 @@ def challenge(status: HTTPStatus) -> dict[str, str] | None:
     return {"WWW-Authenticate": "Bearer"} if status == HTTPStatus.UNAUTHORIZED else None
 
 
+def refusal_headers(exc: Exception, status: HTTPStatus) -> dict[str, str] | None:
+    """The headers `exc`'s answer carries: the 401 challenge, or a 429's Retry-After (the
+    seconds until the user's next quota window)."""
+    if isinstance(exc, RateLimited):
+        return {"Retry-After": str(exc.retry_after)}
+    return challenge(status)
+
+
+def count_refusal(code: str) -> None:
+    """One data point for a refusal worth a graph (the code only, never what was refused)."""
+    metric = _METRICS.get(code)
+    if metric:
+        count(metric)
+
+
 def register_error_handlers(app: APIGatewayHttpResolver) -> None:
     """Map domain and framework exceptions to the contract, once for every route."""
 
@@ -150,10 +168,8 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler([DomainError, Unauthorized, UnicodeDecodeError])
     def _domain(exc: Exception) -> Response[str]:
         status, code, message = describe_error(exc)
-        metric = _METRICS.get(code)
-        if metric:
-            count(metric)
-        return error_response(status, code, message, challenge(status))
+        count_refusal(code)
+        return error_response(status, code, message, refusal_headers(exc, status))
 
     @app.not_found
     def _no_route(_: NotFoundError) -> Response[str]:

@@ -207,12 +207,14 @@ def room_context(
     tags=_TAGS,
     responses=answers(
         {200: ("The persona's reply, as stored", json_content(RoomTurnOut))},
-        (*_WRITE_IN_ROOM, 502),
+        (*_WRITE_IN_ROOM, 429, 502),
     ),
 )
 def room_turn(room_id: RoomId, body: RoomTurnRequest) -> RoomTurnOut:
-    room = _room_for(_caller(), room_id)
-    turn = container().rooms.turn(room_id, _seated(room, body.persona))
+    caller = _caller()
+    room = _room_for(caller, room_id)
+    charged_to = caller.user_id if isinstance(caller, UserCaller) else None
+    turn = container().rooms.turn(room_id, _seated(room, body.persona), charged_to=charged_to)
     count("RoomTurn")
     block = turn.block
     return RoomTurnOut(

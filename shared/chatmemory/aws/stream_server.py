@@ -9,7 +9,10 @@ AWS_LWA_INVOKE_MODE=response_stream).
 A Function URL has no JWT authorizer, so this server verifies every bearer token itself,
 with the HTTP API authorizer's rules (`JwksVerifier`). It streams only: a client that does
 not ask for `text/event-stream` gets 406 and is pointed at the HTTP API, which serves the
-JSON form of the same call — one JSON implementation, behind the API's throttling.
+JSON form of the same call — one JSON implementation, behind the API's throttling. No
+throttle stands in front of this server, but every turn here takes from the user's quota
+as on the API (`services/quotas.py`, in the chat service): a used-up quota is an HTTP 429
+with Retry-After before any stream begins.
 """
 
 from __future__ import annotations

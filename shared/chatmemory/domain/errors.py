@@ -104,3 +104,15 @@ class ModelRefused(ModelUnavailable):
     """The model declined this input. Retrying the same input will not help: skip it."""
 
     code = "model_refused"
+
+
+class RateLimited(DomainError):
+    """The user used up a quota for this minute (`domain/quotas.py`): nothing of the
+    request was done, and it may be tried again after `retry_after` seconds."""
+
+    code = "rate_limited"
+
+    def __init__(self, quota: str, retry_after: int) -> None:
+        self.quota = quota
+        self.retry_after = retry_after
+        super().__init__(f"too many turns this minute; try again in {retry_after} second(s)")

@@ -11,6 +11,7 @@ from chatmemory.ports.memories import MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.notices import NoticeStore
 from chatmemory.ports.persona_memories import PersonaMemoryStore
+from chatmemory.ports.quotas import QuotaStore
 from chatmemory.ports.recall_source import RecallSource
 from chatmemory.ports.rhythm import RhythmStore
 from chatmemory.ports.rooms import RoomStore
@@ -40,4 +41,5 @@ class Stores:
     persona_memories: PersonaMemoryStore
     threads: ThreadStore
     rhythm: RhythmStore
+    quotas: QuotaStore
     unit_of_work: UnitOfWork

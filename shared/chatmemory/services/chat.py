@@ -23,6 +23,7 @@ from chatmemory.domain.errors import DomainError, InvalidField, ModelUnavailable
 from chatmemory.domain.events import Actor, MemoryEvent, Op
 from chatmemory.domain.extraction import looks_pasted
 from chatmemory.domain.ids import new_conversation_id, new_event_id
+from chatmemory.domain.quotas import DEEP_WRITE_COST, MODEL_TURNS
 from chatmemory.domain.secrets import find_secret, without_secrets
 from chatmemory.domain.tokens import estimate_tokens
 from chatmemory.domain.uses import MAX_USES, clean_uses
@@ -34,6 +35,7 @@ from chatmemory.services.context import BuiltContext, ContextRequest, ContextSer
 from chatmemory.services.folding import fold_due, turns_of
 from chatmemory.services.idle import IDLE_AFTER, IdleDelays
 from chatmemory.services.memories import MemoryService, NewMemory
+from chatmemory.services.quotas import QuotaGuard
 from chatmemory.services.rhythm import RhythmKeeper
 
 log = logging.getLogger(__name__)
@@ -179,8 +181,10 @@ class ChatService:
         idle_after: timedelta = IDLE_AFTER,
         idle_cold_after: timedelta = COLD_DELAY,
         rhythm: RhythmKeeper | None = None,
+        quotas: QuotaGuard | None = None,
     ) -> None:
         self._rhythm = rhythm
+        self._quotas = quotas
         self._stores = stores
         self._clock = clock
         self._context = context
@@ -191,7 +195,10 @@ class ChatService:
         self._idle = IdleDelays(stores, warm=idle_after, cold=idle_cold_after)
 
     def turn(self, request: ChatRequest) -> Iterator[ReplyDelta | ChatResult]:
-        """Stream the reply's pieces, then one ChatResult once the turn is stored."""
+        """Stream the reply's pieces, then one ChatResult once the turn is stored.
+        RateLimited, before anything is read or written, when the user's turns for this
+        minute are used up."""
+        self._charge(request)
         built = self._context.build(
             ContextRequest(
                 user_id=request.user_id,
@@ -216,6 +223,15 @@ class ChatService:
             yield self._refused(built, done)
             return
         yield self._store_turn(request, built, done, saves)
+
+    def _charge(self, request: ChatRequest) -> None:
+        """Take the turn from the user's quota. Asking to remember the whole conversation
+        costs more: it starts a deep read of it with the stronger model at once."""
+        if self._quotas is None:
+            return
+        deep = not request.temporary and asks_to_remember_conversation(request.message)
+        cost = DEEP_WRITE_COST if deep else 1
+        self._quotas.charge(request.user_id, MODEL_TURNS, cost=cost)
 
     def _refused(self, built: BuiltContext, done: ReplyDone) -> ChatResult:
         conversation_id = built.conversation.conversation_id if built.conversation else ""

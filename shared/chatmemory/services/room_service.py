@@ -27,6 +27,7 @@ from chatmemory.domain.prompt import (
     Turn,
     neutralise,
 )
+from chatmemory.domain.quotas import MODEL_TURNS
 from chatmemory.domain.rooms import NewRoomMessage, Room, RoomKind, RoomMessage
 from chatmemory.domain.threads import first_since_return
 from chatmemory.domain.tokens import estimate_tokens
@@ -35,6 +36,7 @@ from chatmemory.ports.jobs import Jobs
 from chatmemory.ports.model import Model, ReplyDone, ToolCall, Usage
 from chatmemory.ports.stores import Stores
 from chatmemory.services.idle import IDLE_AFTER
+from chatmemory.services.quotas import QuotaGuard
 from chatmemory.services.rooms import RoomBlocks
 
 log = logging.getLogger(__name__)
@@ -76,7 +78,9 @@ class RoomService:
         model: Model | Callable[[], Model],
         *,
         quiet_after: timedelta = IDLE_AFTER,
+        quotas: QuotaGuard | None = None,
     ) -> None:
+        self._quotas = quotas
         self._stores = stores
         self._clock = clock
         self._blocks = blocks
@@ -162,9 +166,16 @@ class RoomService:
         )
         return render_room_turn(persona, room, block, recent, opening=opening), block
 
-    def turn(self, room_id: str, persona: str) -> RoomTurn:
+    def turn(self, room_id: str, persona: str, *, charged_to: str | None = None) -> RoomTurn:
         """The persona speaks: its block and the room's recent lines go to the model, the
-        reply is stored as the persona's line. ModelUnavailable keeps nothing."""
+        reply is stored as the persona's line. ModelUnavailable keeps nothing.
+
+        `charged_to`: the user whose quota the turn is taken from (a user asking in their
+        own private chat), RateLimited before anything is read when it is used up; None
+        for the app credential, which acts for every user and is bounded by the API's
+        throttle instead."""
+        if charged_to is not None and self._quotas is not None:
+            self._quotas.charge(charged_to, MODEL_TURNS)
         prompt, block = self.preview(room_id, persona)
         done = self._reply(prompt)
         text = done.text.strip()

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler
 from typing import Any
 from urllib.parse import urlsplit
 
-from chatmemory.api.errors import INTERNAL_ERROR, MAX_BODY_BYTES, challenge, describe_error
+from chatmemory.api.errors import INTERNAL_ERROR, MAX_BODY_BYTES, describe_error, refusal_headers
 from chatmemory.web.sse import StreamedResponse
 
 _ERROR_CODES = {
@@ -144,7 +144,7 @@ class ContractRequestHandler(BaseHTTPRequestHandler):
     def _refuse(self, exc: Exception) -> int:
         """Answer `exc` as the contract maps it, with the bearer challenge on a 401."""
         status, code, message = describe_error(exc)
-        return self._error(status, code, message, challenge(status))
+        return self._error(status, code, message, refusal_headers(exc, status))
 
     def _json(
         self, status: HTTPStatus, payload: dict[str, Any], headers: dict[str, str] | None = None

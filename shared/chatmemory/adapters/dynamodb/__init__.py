@@ -18,6 +18,7 @@ Item layout (pk = "U#<user_id>" for every item of a user; sk by type):
     spoke         SPOKE#<room_id>                   (they said lines in the room)
     thread        THREAD#<memory_id>                (the row is an active thread; persona)
     rhythm        RHYTHM                            (when they chat: counters, samples, patterns)
+    quota         QUOTA#<quota>#<window>            (turns taken that minute; expires by ttl)
 
 A room is no one user's, so it never lives in a user's partition: pk = "R#<room_id>" for
 everything of a room:
@@ -50,6 +51,7 @@ from chatmemory.adapters.dynamodb.items import bind_items
 from chatmemory.adapters.dynamodb.memories import DynamoMemoryStore
 from chatmemory.adapters.dynamodb.notices import DynamoNoticeStore
 from chatmemory.adapters.dynamodb.persona_memories import DynamoPersonaMemoryStore
+from chatmemory.adapters.dynamodb.quotas import DynamoQuotaStore
 from chatmemory.adapters.dynamodb.recall import DynamoRecallSource
 from chatmemory.adapters.dynamodb.rhythm import DynamoRhythmStore
 from chatmemory.adapters.dynamodb.rooms import DynamoRoomStore
@@ -85,5 +87,6 @@ def dynamodb_stores(
         persona_memories=DynamoPersonaMemoryStore(table),
         threads=memories,
         rhythm=DynamoRhythmStore(table),
+        quotas=DynamoQuotaStore(table),
         unit_of_work=DynamoUnitOfWork(table),
     )

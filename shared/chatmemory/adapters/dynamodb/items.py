@@ -466,3 +466,11 @@ def bind_item(items: BoundItems, base: type[_M]) -> type[_M]:
     meta = items.memory.Meta
     # `bind_items` always sets the region; PynamoDB's Meta types it as optional.
     return _bind(base, meta.table_name, meta.region or "", meta.host, items.connection)
+
+
+class QuotaItem(_Item):
+    """In a user's partition (sk QUOTA#<quota>#<window>): how many units of the quota the
+    user took in that minute. It holds a number only, and expires soon after (`ttl`)."""
+
+    taken = NumberAttribute()
+    ttl = NumberAttribute()

@@ -300,3 +300,14 @@ def purge_pending_of(gsi1sk: str) -> tuple[str, str]:
 # ---- a user's rhythm (seed 003): one item in their partition --------------------------------
 
 RHYTHM_SK = "RHYTHM"
+
+
+# ---- a user's quota counters (domain/quotas.py): one item per quota per minute ---------------
+
+QUOTA_PREFIX = "QUOTA#"
+
+
+def quota_sk(quota: str, window: str) -> str:
+    """The counter of one quota in one window (`domain/quotas.window_key`). No other query
+    of a user's partition reaches `QUOTA#`, and counters carry no LSI key."""
+    return f"{QUOTA_PREFIX}{quota}#{window}"

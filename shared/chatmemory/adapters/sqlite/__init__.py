@@ -11,6 +11,7 @@ from chatmemory.adapters.sqlite.events import SqliteEventLog
 from chatmemory.adapters.sqlite.memories import SqliteMemoryStore
 from chatmemory.adapters.sqlite.notices import SqliteNoticeStore
 from chatmemory.adapters.sqlite.persona_memories import SqlitePersonaMemoryStore
+from chatmemory.adapters.sqlite.quotas import SqliteQuotaStore
 from chatmemory.adapters.sqlite.recall import SqliteRecallSource
 from chatmemory.adapters.sqlite.rhythm import SqliteRhythmStore
 from chatmemory.adapters.sqlite.rooms import SqliteRoomStore
@@ -38,6 +39,7 @@ def sqlite_stores(database: Database) -> Stores:
         persona_memories=SqlitePersonaMemoryStore(database),
         threads=memories,
         rhythm=SqliteRhythmStore(database),
+        quotas=SqliteQuotaStore(database),
         unit_of_work=SqliteUnitOfWork(database),
     )
 

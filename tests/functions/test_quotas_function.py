@@ -1,0 +1,89 @@
+"""The per-user quota through the Lambdas (API Gateway's events): a turn past the minute's
+limit is a 429 `rate_limited` with Retry-After, and nothing of it is stored."""
+
+from __future__ import annotations
+
+import copy
+import json
+from collections.abc import Iterator
+from datetime import timedelta
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from chatmemory.adapters.clock import ManualClock
+from chatmemory.api.openapi import openapi_json
+from chatmemory.config import Container, Settings, use_container
+from tests.support.functions import Reply, Wired, invoke, load_handler, sample_event
+
+DAN = "dan"
+
+
+@pytest.fixture
+def container(tmp_path: Path, clock: ManualClock) -> Iterator[Container]:
+    settings = Settings(
+        state_dir=tmp_path, embedder="hashing", model="offline", quota_turns_per_minute=2
+    )
+    built = Wired(settings, clock)
+    use_container(built)
+    yield built
+    use_container(None)
+
+
+def chat(body: dict[str, Any]) -> Reply:
+    return invoke(load_handler("chat"), sample_event("chat", "chat"), user=DAN, body=body)
+
+
+def test_a_chat_turn_past_the_quota_is_a_429_with_retry_after_and_nothing_is_kept(
+    container: Container, clock: ManualClock
+) -> None:
+    # Given Dan's two turns for this minute taken, 50 seconds into it
+    clock.advance(timedelta(seconds=50))
+    first = chat({"message": "hello"}).body
+    chat({"message": "how are you?", "conversation_id": first["conversation_id"]})
+    # When he sends a third
+    refused = chat({"message": "remember that I am vegetarian"})
+    # Then it is refused in the contract's shape, saying when to come back
+    assert (refused.status, refused.error_code) == (429, "rate_limited")
+    assert refused.headers["Retry-After"] == "10"
+    assert "10 second" in refused.body["error"]["message"]
+    # And nothing of it was stored: no message, no memory
+    conversations = container.stores.conversations.list_conversations(DAN)
+    assert [c.conversation_id for c in conversations] == [first["conversation_id"]]
+    assert len(container.stores.conversations.list_messages(DAN, first["conversation_id"])) == 4
+    assert list(container.stores.memories.iter_memories(DAN)) == []
+    # And ten seconds later he may go on
+    clock.advance(timedelta(seconds=10))
+    assert chat({"message": "remember that I am vegetarian"}).status == 200
+
+
+def test_a_users_room_turns_past_the_quota_are_a_429(container: Container) -> None:
+    # Given Dan's own private chat with Warren, opened with his own token
+    handler = load_handler("rooms")
+
+    def as_dan(name: str, body: Any, room_id: str | None = None) -> Reply:
+        event = copy.deepcopy(sample_event("rooms", name))
+        claims = event["requestContext"]["authorizer"]["jwt"]["claims"]
+        claims.pop("scope")
+        claims.pop("client_id")
+        ids = {"room_id": room_id} if room_id else None
+        return invoke(handler, event, user=DAN, path_ids=ids, body=body)
+
+    opened = as_dan("open_room", {"kind": "private", "personas": ["warren"], "members": [DAN]})
+    room_id = opened.body["room_id"]
+    lines = {"messages": [{"speaker": f"u:{DAN}", "text": "any news?"}]}
+    assert as_dan("post_messages", lines, room_id).status == 201
+    # When he asks for three turns in a minute
+    statuses = [as_dan("room_turn", {}, room_id).status for _ in range(3)]
+    # Then the third is refused, and only two replies were kept
+    assert statuses == [200, 200, 429]
+    assert len(container.stores.rooms.list_room_messages(room_id)) == 3
+
+
+def test_the_openapi_document_names_the_429_and_its_retry_after() -> None:
+    paths = json.loads(openapi_json())["paths"]
+    for path in ("/v1/chat", "/v1/rooms/{room_id}/turn"):
+        refused = paths[path]["post"]["responses"]["429"]
+        assert "rate_limited" in refused["description"]
+        assert refused["headers"]["Retry-After"]["schema"]["type"] == "integer"
