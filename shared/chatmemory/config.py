@@ -25,14 +25,16 @@ from chatmemory.ports.model import Model
 from chatmemory.ports.reranker import Reranker
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorIndex
+from chatmemory.services.after_turn import AfterTurn
 from chatmemory.services.chat import ChatService
 from chatmemory.services.context import ContextService
 from chatmemory.services.folding import Folder
-from chatmemory.services.idle import IdleTrigger
+from chatmemory.services.idle import IdleDelays, IdleTrigger
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.notices import NoticeService
+from chatmemory.services.observe import ObserveService
 from chatmemory.services.persona_view import PersonaView
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
 from chatmemory.services.purge import InProcessPurge, PurgePipeline, PurgeSweep
@@ -699,6 +701,17 @@ class Container:
             idle_cold_after=timedelta(seconds=self.settings.idle_cold_seconds),
             rhythm=RhythmKeeper(self.stores, self.memories),
         )
+
+    @cached_property
+    def observe(self) -> ObserveService:
+        """Turns that happened elsewhere, followed up exactly as a chat turn is."""
+        idle = IdleDelays(
+            self.stores,
+            warm=timedelta(seconds=self.settings.idle_seconds),
+            cold=timedelta(seconds=self.settings.idle_cold_seconds),
+        )
+        after = AfterTurn(self.stores, self.jobs, idle, RhythmKeeper(self.stores, self.memories))
+        return ObserveService(self.stores, self.clock, after)
 
     @cached_property
     def room_blocks(self) -> RoomBlocks:

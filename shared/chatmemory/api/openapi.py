@@ -14,6 +14,7 @@ import chatmemory
 from chatmemory.api import (
     chat_routes,
     memories_routes,
+    observe_routes,
     recall_routes,
     rooms_routes,
     system_routes,
@@ -34,7 +35,14 @@ DESCRIPTION = (
 def whole_api() -> APIGatewayHttpResolver:
     """A resolver holding every route of every function (never used to answer requests)."""
     app = APIGatewayHttpResolver(enable_validation=True)
-    for module in (system_routes, memories_routes, chat_routes, recall_routes, rooms_routes):
+    for module in (
+        system_routes,
+        memories_routes,
+        chat_routes,
+        recall_routes,
+        observe_routes,
+        rooms_routes,
+    ):
         app.include_router(module.router)
     return app
 
