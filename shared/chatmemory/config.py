@@ -174,6 +174,10 @@ class _Environment(BaseSettings):
     CHATMEMORY_PURGE_PIPELINE_ARN: OptionalText = None
     CHATMEMORY_JWT_ISSUER: OptionalText = None
     CHATMEMORY_JWT_AUDIENCE: CommaList = ()
+    # `chatmemory mcp`: the API it calls and the bearer token it calls with (an MCP host's
+    # config can set them without putting the token on a command line).
+    CHATMEMORY_API_URL: OptionalText = None
+    CHATMEMORY_TOKEN: OptionalText = Field(default=None, repr=False)
     # The streaming server's port: the Lambda Web Adapter reads AWS_LWA_PORT, then PORT.
     AWS_LWA_PORT: str | None = None
     PORT: str | None = None
@@ -256,6 +260,10 @@ class Settings:
     # Local only: the server's clock runs this many days ahead (`chatmemory serve
     # --days-later N`), to try what time does to memories without waiting.
     days_later: int = 0
+    # `chatmemory mcp`: the API's base URL and a bearer token (both optional: the running
+    # local server and a token minted for --user are the defaults there).
+    api_url: str | None = None
+    api_token: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -303,6 +311,8 @@ class Settings:
             jwt_issuer=env.CHATMEMORY_JWT_ISSUER,
             jwt_audiences=env.CHATMEMORY_JWT_AUDIENCE,
             stream_port=_stream_port(env.AWS_LWA_PORT or env.PORT or "8080"),
+            api_url=env.CHATMEMORY_API_URL,
+            api_token=env.CHATMEMORY_TOKEN,
         )
         if settings.index == "opensearch" and not (
             settings.opensearch_endpoint and settings.region
