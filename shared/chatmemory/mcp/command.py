@@ -142,7 +142,7 @@ def _minted(args: argparse.Namespace, settings: Settings, served: Path | None) -
     try:
         tokens.issue(user, clock.now(), ttl=MINTED_TTL)
     except InvalidField as exc:
-        raise CommandError(f"--user {exc}") from None
+        raise CommandError(f"--user {exc.reason}") from None
     return lambda: tokens.issue(user, clock.now(), ttl=MINTED_TTL)
 
 
