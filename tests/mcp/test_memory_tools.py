@@ -99,22 +99,37 @@ def test_observe_recall_correct_forget_round_trip(server: Running) -> None:
 
 def test_observing_the_same_turn_twice_stores_it_once(server: Running) -> None:
     async def scenario(client: Client) -> None:
-        first = await answer(client, "memory_observe", user_message="I play chess on Sundays.")
-        again = await answer(client, "memory_observe", user_message="I play chess on Sundays.")
-
-        assert first["stored"] and not again["stored"]
-        assert again["conversation_id"] == first["conversation_id"]
-        assert again["message_ids"] == first["message_ids"]
-        follow = await answer(
-            client,
-            "memory_observe",
-            user_message="And I teach at Oakridge.",
-            conversation_id=first["conversation_id"],
-            turn_id="turn-2",
+        # Given a conversation the host opened with its own turn id, then went on in
+        first = await answer(
+            client, "memory_observe", user_message="I play chess on Sundays.", turn_id="c1-t1"
         )
-        assert follow["conversation_id"] == first["conversation_id"]
+        conversation = first["conversation_id"]
+        second = {"user_message": "And I teach at Oakridge.", "conversation_id": conversation}
+        said = await answer(client, "memory_observe", **second)
+
+        # When the host sends both again (a retry after a lost answer)
+        retried = await answer(
+            client, "memory_observe", user_message="I play chess on Sundays.", turn_id="c1-t1"
+        )
+        again = await answer(client, "memory_observe", **second)
+
+        # Then nothing was stored twice: the same ids come back
+        assert first["stored"] and said["stored"]
+        assert not retried["stored"] and retried["message_ids"] == first["message_ids"]
+        assert not again["stored"] and again["message_ids"] == said["message_ids"]
 
     as_user(server, "bob", scenario)
+
+
+def test_two_conversations_that_open_alike_stay_two(server: Running) -> None:
+    async def scenario(client: Client) -> None:
+        one = await answer(client, "memory_observe", user_message="hi", assistant_message="Hello!")
+        two = await answer(client, "memory_observe", user_message="hi", assistant_message="Hello!")
+
+        assert one["stored"] and two["stored"]
+        assert one["conversation_id"] != two["conversation_id"]
+
+    as_user(server, "fay", scenario)
 
 
 def test_memory_state_reads_a_past_day_and_refuses_a_future_one(server: Running) -> None:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import uuid
 from collections.abc import Awaitable, Callable
 from typing import Annotated, Any
 
@@ -190,9 +191,13 @@ def _failure(code: str, message: str) -> CallToolResult:
 
 
 def default_turn_id(conversation_id: str | None, user_message: str, reply: str) -> str:
-    """A turn id from what the turn says, when the host gives none: the same turn sent twice
-    is stored once (two identical turns in one conversation need ids of their own)."""
-    said = "\x1f".join([conversation_id or "", user_message, reply])
+    """A turn id when the host gives none. In a conversation, one derived from what the
+    turn says: the same turn sent twice is stored once (two identical turns in one
+    conversation need ids of their own). A first turn gets a fresh one: derived, two new
+    conversations that open alike ("hi" / "Hello!") would be taken for one."""
+    if conversation_id is None:
+        return "mcp-" + uuid.uuid4().hex
+    said = "\x1f".join([conversation_id, user_message, reply])
     return "mcp-" + hashlib.sha256(said.encode("utf-8")).hexdigest()[:40]
 
 
@@ -352,8 +357,9 @@ class MemoryTools:
                 min_length=1,
                 max_length=128,
                 pattern=r"^[A-Za-z0-9_.:-]+$",
-                description="Your own id for this turn, to make a retry safe; left out, one is "
-                "derived from the turn's words.",
+                description="Your own id for this turn (unique per user), which makes a retry "
+                "safe. Left out: derived from the turn's words within a conversation, fresh "
+                "for a conversation's first turn.",
             ),
         ] = None,
         persona: Persona = None,
