@@ -112,3 +112,11 @@ def test_a_body_that_is_not_json_is_malformed(handler: Any, container: Container
     reply = observe(handler, raw="{not json")
 
     assert reply.status == 400 and reply.error_code == "malformed_json"
+
+
+def test_the_longest_turn_the_contract_allows_is_stored(handler: Any, container: Container) -> None:
+    reply = observe(handler, {"turn_id": "t" * 128, "user": "u" * 8000, "assistant": "a" * 32000})
+
+    assert reply.status == 201, reply.body
+    over = observe(handler, {"turn_id": "t-2", "user": "u", "assistant": "a" * 32001})
+    assert over.status == 400 and "'assistant'" in over.body["error"]["message"]
