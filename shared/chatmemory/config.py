@@ -26,14 +26,16 @@ from chatmemory.ports.model import Model
 from chatmemory.ports.reranker import Reranker
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorIndex
+from chatmemory.services.after_turn import AfterTurn
 from chatmemory.services.chat import ChatService
 from chatmemory.services.context import ContextService
 from chatmemory.services.folding import Folder
-from chatmemory.services.idle import IdleTrigger
+from chatmemory.services.idle import IdleDelays, IdleTrigger
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.notices import NoticeService
+from chatmemory.services.observe import ObserveService
 from chatmemory.services.persona_view import PersonaView
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
 from chatmemory.services.portability import PortabilityService
@@ -178,6 +180,10 @@ class _Environment(BaseSettings):
     CHATMEMORY_JWT_ALGORITHMS: CommaList = ("RS256",)
     # Per-user quota: model turns (chat, streamed chat, room turns) a user may take a minute.
     CHATMEMORY_QUOTA_TURNS_PER_MINUTE: int = Field(default=30, ge=0)
+    # `chatmemory mcp`: the API it calls and the bearer token it calls with (an MCP host's
+    # config can set them without putting the token on a command line).
+    CHATMEMORY_API_URL: OptionalText = None
+    CHATMEMORY_TOKEN: OptionalText = Field(default=None, repr=False)
     # The streaming server's port: the Lambda Web Adapter reads AWS_LWA_PORT, then PORT.
     AWS_LWA_PORT: str | None = None
     PORT: str | None = None
@@ -269,6 +275,10 @@ class Settings:
     # Local only: the server's clock runs this many days ahead (`chatmemory serve
     # --days-later N`), to try what time does to memories without waiting.
     days_later: int = 0
+    # `chatmemory mcp`: the API's base URL and a bearer token (both optional: the running
+    # local server and a token minted for --user are the defaults there).
+    api_url: str | None = None
+    api_token: str | None = field(default=None, repr=False)
 
     @classmethod
     def from_env(cls) -> Settings:
@@ -318,6 +328,8 @@ class Settings:
             jwt_algorithms=env.CHATMEMORY_JWT_ALGORITHMS,
             stream_port=_stream_port(env.AWS_LWA_PORT or env.PORT or "8080"),
             quota_turns_per_minute=env.CHATMEMORY_QUOTA_TURNS_PER_MINUTE,
+            api_url=env.CHATMEMORY_API_URL,
+            api_token=env.CHATMEMORY_TOKEN,
         )
         if settings.index == "opensearch" and not (
             settings.opensearch_endpoint and settings.region
@@ -723,6 +735,17 @@ class Container:
             rhythm=RhythmKeeper(self.stores, self.memories),
             quotas=self.quotas,
         )
+
+    @cached_property
+    def observe(self) -> ObserveService:
+        """Turns that happened elsewhere, followed up exactly as a chat turn is."""
+        idle = IdleDelays(
+            self.stores,
+            warm=timedelta(seconds=self.settings.idle_seconds),
+            cold=timedelta(seconds=self.settings.idle_cold_seconds),
+        )
+        after = AfterTurn(self.stores, self.jobs, idle, RhythmKeeper(self.stores, self.memories))
+        return ObserveService(self.stores, self.clock, after)
 
     @cached_property
     def room_blocks(self) -> RoomBlocks:

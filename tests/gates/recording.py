@@ -145,6 +145,7 @@ STORE_ACCESS: dict[str, Access] = {
     "list_conversations": Access.CHAT,
     "append_message": Access.CHAT,
     "append_messages": Access.CHAT,
+    "append_observed": Access.CHAT,
     "list_messages": Access.CHAT,
     "update_summary": Access.CHAT,
     "advance_extraction": Access.CHAT,

@@ -46,6 +46,7 @@ ROUTES = {
     ("POST", "/v1/chat"): "ChatFunction",
     ("POST", "/v1/context"): "ChatFunction",
     ("POST", "/v1/recall"): "ChatFunction",
+    ("POST", "/v1/observe"): "ChatFunction",
     ("GET", "/v1/memories"): "MemoriesFunction",
     ("POST", "/v1/memories"): "MemoriesFunction",
     ("DELETE", "/v1/memories"): "MemoriesFunction",

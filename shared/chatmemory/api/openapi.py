@@ -15,6 +15,7 @@ from chatmemory.api import (
     chat_routes,
     memories_routes,
     portability_routes,
+    observe_routes,
     recall_routes,
     rooms_routes,
     system_routes,
@@ -35,7 +36,14 @@ DESCRIPTION = (
 def whole_api() -> APIGatewayHttpResolver:
     """A resolver holding every route of every function (never used to answer requests)."""
     app = APIGatewayHttpResolver(enable_validation=True)
-    routes = (system_routes, memories_routes, portability_routes, chat_routes, recall_routes)
+    routes = (
+        system_routes,
+        memories_routes,
+        portability_routes,
+        chat_routes,
+        recall_routes,
+        observe_routes,
+    )
     for module in (*routes, rooms_routes):
         app.include_router(module.router)
     return app

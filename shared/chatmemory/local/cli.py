@@ -1,5 +1,5 @@
-"""`chatmemory serve | token | flush | nightly | export | import` — the local developer's
-entry points."""
+"""`chatmemory serve | token | flush | nightly | export | import | mcp` — the local
+developer's entry points."""
 
 from __future__ import annotations
 
@@ -24,6 +24,7 @@ from chatmemory.local import portability_cli
 from chatmemory.local.running import record_running_server, running_server
 from chatmemory.local.server import LocalGateway, LocalServer
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
+from chatmemory.mcp import command as mcp_command
 
 MAX_TOKEN_HOURS = 24 * 366  # a local token lives at most a year
 MAX_DAYS_LATER = 3650  # how far ahead a local server may pretend to be
@@ -244,6 +245,11 @@ def build_parser() -> argparse.ArgumentParser:
     nightly_cmd.set_defaults(run=nightly)
 
     portability_cli.add_commands(commands)  # export USER FILE, import USER FILE
+    mcp_cmd = commands.add_parser(
+        "mcp", help="serve the memory tools to an MCP host (stdio; --http for streamable HTTP)"
+    )
+    mcp_command.add_arguments(mcp_cmd, port=_port)
+    mcp_cmd.set_defaults(run=mcp_command.run)
     return parser
 
 

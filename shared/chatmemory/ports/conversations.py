@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from datetime import datetime
 
 from chatmemory.domain.conversation import Conversation, Message, NewMessage, Role
+from chatmemory.domain.observed_turn import ObservedTurn
 
 
 class ConversationStore(ABC):
@@ -61,6 +62,26 @@ class ConversationStore(ABC):
         conversation itself is written in the same atomic write (ConcurrentChange if it
         exists). Messages of a temporary conversation expire with it.
         ConversationNotFound if the conversation is not visible (and not being created).
+        """
+
+    @abstractmethod
+    def append_observed(
+        self,
+        user_id: str,
+        conversation_id: str,
+        messages: Sequence[NewMessage],
+        at: datetime,
+        *,
+        turn_id: str,
+        fingerprint: str,
+        create: Conversation | None = None,
+    ) -> tuple[ObservedTurn, bool]:
+        """Store these messages as `append_messages` does, at most once per (user, turn_id).
+
+        The turn's record (ids, seqs, the fingerprint; it expires with the conversation) is
+        written in the same atomic write as the messages: (the record, True). If the user
+        already has a live record of `turn_id`, nothing is written, not even `create`:
+        (that record, False) — the caller compares its fingerprint.
         """
 
     @abstractmethod

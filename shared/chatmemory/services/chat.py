@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from chatmemory.domain import rules, write_filter
-from chatmemory.domain.cadence import COLD_DELAY, asks_to_remember_conversation
+from chatmemory.domain.cadence import COLD_DELAY
 from chatmemory.domain.conversation import Conversation, NewMessage, Role
 from chatmemory.domain.errors import DomainError, InvalidField, ModelUnavailable
 from chatmemory.domain.events import Actor, MemoryEvent, Op
@@ -31,8 +31,8 @@ from chatmemory.ports.clock import Clock
 from chatmemory.ports.jobs import Jobs
 from chatmemory.ports.model import Model, ReplyDelta, ReplyDone, ToolCall, ToolSpec
 from chatmemory.ports.stores import Stores
+from chatmemory.services.after_turn import AfterTurn, StoredExchange
 from chatmemory.services.context import BuiltContext, ContextRequest, ContextService
-from chatmemory.services.folding import fold_due, turns_of
 from chatmemory.services.idle import IDLE_AFTER, IdleDelays
 from chatmemory.services.memories import MemoryService, NewMemory
 from chatmemory.services.quotas import QuotaGuard
@@ -183,16 +183,15 @@ class ChatService:
         rhythm: RhythmKeeper | None = None,
         quotas: QuotaGuard | None = None,
     ) -> None:
-        self._rhythm = rhythm
         self._quotas = quotas
         self._stores = stores
         self._clock = clock
         self._context = context
         self._model = model
         self._memories = memories
-        self._jobs = jobs
         # cold or warm, judged as the idle check judges it (services/idle.py)
-        self._idle = IdleDelays(stores, warm=idle_after, cold=idle_cold_after)
+        idle = IdleDelays(stores, warm=idle_after, cold=idle_cold_after)
+        self._after = AfterTurn(stores, jobs, idle, rhythm)
 
     def turn(self, request: ChatRequest) -> Iterator[ReplyDelta | ChatResult]:
         """Stream the reply's pieces, then one ChatResult once the turn is stored.
@@ -275,32 +274,24 @@ class ChatService:
             create=create,
         )
         saved = self._save(request.user_id, conversation_id, user_message.message_id, saves)
-        if not built.memory_on and not built.temporary:
-            # Said while memory was off: never read later, even once it is back on.
-            read_upto = conversation.extracted_upto_seq if conversation else 0
-            self._stores.conversations.advance_extraction(
-                request.user_id,
-                conversation_id,
-                upto_seq=reply_message.seq,
-                expected_upto_seq=read_upto,
-            )
         if used:
             self._stores.memories.record_use(
                 request.user_id, used, now, [self._use_event(request.user_id, m, now) for m in used]
             )
-        self._background(
-            request.user_id,
-            conversation_id,
-            now,
-            arm_idle=built.memory_on,
-            persona=conversation.persona if conversation is not None else built.persona,
-            message=request.message,
+        self._after.follow(
+            StoredExchange(
+                user_id=request.user_id,
+                conversation_id=conversation_id,
+                persona=built.persona,
+                writes_for=conversation.persona if conversation is not None else built.persona,
+                message=request.message,
+                last_seq=reply_message.seq,
+                read_upto=conversation.extracted_upto_seq if conversation else 0,
+                memory_on=built.memory_on,
+                temporary=built.temporary,
+                at=now,
+            )
         )
-        if self._rhythm is not None and built.memory_on:  # when they chat (seed 003)
-            try:
-                self._rhythm.sample(request.user_id, built.persona, now, temporary=built.temporary)
-            except Exception as exc:  # the turn is stored: a rhythm never fails it
-                log.warning("rhythm not sampled", extra={"error_type": type(exc).__name__})
         return ChatResult(
             conversation_id=conversation_id,
             message_id=reply_message.message_id,
@@ -334,45 +325,6 @@ class ChatService:
                 continue
             saved.append(memory.memory_id)
         return saved
-
-    def _background(
-        self,
-        user_id: str,
-        conversation_id: str,
-        now: datetime,
-        *,
-        arm_idle: bool,
-        persona: str,
-        message: str,
-    ) -> None:
-        """Queue the turn's background work. The turn is stored; a queue that fails only
-        delays that work (the daily sweep catches it up) and never fails the turn."""
-        try:
-            self._maybe_fold(user_id, conversation_id)
-            if arm_idle:  # every user message re-arms the conversation's idle timer
-                self._jobs.idle_later(
-                    user_id, conversation_id, self._idle_due(user_id, persona, now, message)
-                )
-        except Exception as exc:
-            log.warning("background work not queued", extra={"error_type": type(exc).__name__})
-
-    def _idle_due(self, user_id: str, persona: str, said: datetime, message: str) -> datetime:
-        """When the idle timer fires: at once for "remember this conversation" (its check
-        then reads it in deep mode), else once quiet for the cold or the warm delay."""
-        if asks_to_remember_conversation(message):
-            return said
-        return said + self._idle.for_timer(user_id, persona, said)
-
-    def _maybe_fold(self, user_id: str, conversation_id: str) -> None:
-        conversation = self._stores.conversations.get_conversation(user_id, conversation_id)
-        if conversation is None:
-            return
-        window = self._stores.conversations.list_messages(
-            user_id, conversation_id, after_seq=conversation.summary_upto_seq
-        )
-        user_turns = sum(1 for turn in turns_of(window) if turn[0].role is Role.USER)
-        if fold_due(user_turns):
-            self._jobs.fold_later(user_id, conversation_id)
 
     @staticmethod
     def _use_event(user_id: str, memory_id: str, at: datetime) -> MemoryEvent:

@@ -22,6 +22,7 @@ from chatmemory.domain import fading, rules
 from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.errors import ConversationNotFound, InvalidField
 from chatmemory.domain.ids import is_conversation_id
+from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.prompt import (
     ContextBlocks,
     RememberedLine,
@@ -87,6 +88,62 @@ class BuiltContext:
         return [line.memory_id for line in self.blocks.memories]
 
 
+@dataclass(frozen=True, slots=True)
+class TurnScope:
+    """Where a turn goes and what memory may do with it: read by a chat turn, its context
+    and an observed turn alike."""
+
+    conversation: Conversation | None  # None: the turn starts a conversation
+    persona: str
+    temporary: bool
+    settings: MemorySettings
+    memory_on: bool  # False: temporary chat, memory switched off or the persona muted
+
+
+def turn_scope(
+    stores: Stores,
+    user_id: str,
+    conversation_id: str | None,
+    *,
+    persona: str | None,
+    temporary: bool,
+) -> TurnScope:
+    """The conversation a turn continues (ConversationNotFound for one that is not the
+    user's; a temporary turn on a kept one is refused), its persona and whether memory is on."""
+    conversation = _conversation(stores, user_id, conversation_id, temporary=temporary)
+    chosen = persona or (conversation.persona if conversation else rules.DEFAULT_PERSONA)
+    temporary = temporary or bool(conversation and conversation.temporary)
+    settings = stores.user_state.get_settings(user_id)
+    return TurnScope(
+        conversation=conversation,
+        persona=chosen,
+        temporary=temporary,
+        settings=settings,
+        memory_on=settings.allows(chosen) and not temporary,
+    )
+
+
+def _conversation(
+    stores: Stores, user_id: str, conversation_id: str | None, *, temporary: bool
+) -> Conversation | None:
+    if conversation_id is None:
+        return None
+    if not is_conversation_id(conversation_id):
+        raise ConversationNotFound(conversation_id)
+    conversation = stores.conversations.get_conversation(user_id, conversation_id)
+    if conversation is None:
+        raise ConversationNotFound(conversation_id)
+    if temporary and not conversation.temporary:
+        # A kept conversation is read by the write pipeline and never expires: a turn
+        # in it cannot be off the record. Temporary is chosen when a chat starts.
+        raise InvalidField(
+            "temporary",
+            "can only be chosen when a conversation starts; this one is kept "
+            "(start a new conversation with temporary: true)",
+        )
+    return conversation
+
+
 class ContextService:
     def __init__(
         self,
@@ -101,13 +158,15 @@ class ContextService:
         self._system = system_prompt or chat_system_prompt()
 
     def build(self, request: ContextRequest) -> BuiltContext:
-        conversation = self._conversation(request)
-        persona = request.persona or (
-            conversation.persona if conversation else rules.DEFAULT_PERSONA
+        scope = turn_scope(
+            self._stores,
+            request.user_id,
+            request.conversation_id,
+            persona=request.persona,
+            temporary=request.temporary,
         )
-        temporary = request.temporary or bool(conversation and conversation.temporary)
-        settings = self._stores.user_state.get_settings(request.user_id)
-        memory_on = settings.allows(persona) and not temporary
+        conversation, persona, temporary = scope.conversation, scope.persona, scope.temporary
+        settings, memory_on = scope.settings, scope.memory_on
 
         pending = (
             self._stores.tombstones.list_tombstones(request.user_id, unpurged_only=True)
@@ -180,26 +239,6 @@ class ContextService:
             rendered=render(blocks, request.message),
             degraded=degraded,
         )
-
-    def _conversation(self, request: ContextRequest) -> Conversation | None:
-        if request.conversation_id is None:
-            return None
-        if not is_conversation_id(request.conversation_id):
-            raise ConversationNotFound(request.conversation_id)
-        conversation = self._stores.conversations.get_conversation(
-            request.user_id, request.conversation_id
-        )
-        if conversation is None:
-            raise ConversationNotFound(request.conversation_id)
-        if request.temporary and not conversation.temporary:
-            # A kept conversation is read by the write pipeline and never expires: a turn
-            # in it cannot be off the record. Temporary is chosen when a chat starts.
-            raise InvalidField(
-                "temporary",
-                "can only be chosen when a conversation starts; this one is kept "
-                "(start a new conversation with temporary: true)",
-            )
-        return conversation
 
     def _threads(
         self, user_id: str, persona: str, messages: Sequence[Message], now: datetime

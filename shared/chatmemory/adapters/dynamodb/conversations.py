@@ -10,11 +10,14 @@ from pynamodb.expressions.condition import Condition, Or
 from pynamodb.expressions.update import Action
 
 from chatmemory.adapters.dynamodb import keys
+from chatmemory.adapters.dynamodb.items import ObservedTurnItem, bind_item
 from chatmemory.adapters.dynamodb.mapping import (
     conversation_from_item,
     conversation_item,
     message_from_item,
     message_item,
+    observed_turn_from_item,
+    observed_turn_item,
 )
 from chatmemory.adapters.dynamodb.table import (
     LostRace,
@@ -27,7 +30,8 @@ from chatmemory.adapters.dynamodb.table import (
 from chatmemory.domain import rules
 from chatmemory.domain.conversation import Conversation, Message, NewMessage, Role
 from chatmemory.domain.errors import ConcurrentChange, ConversationNotFound, InvalidField
-from chatmemory.domain.time import to_storage
+from chatmemory.domain.observed_turn import ObservedTurn
+from chatmemory.domain.time import epoch_seconds, to_storage
 from chatmemory.ports.conversations import ConversationStore
 
 
@@ -37,6 +41,7 @@ class DynamoConversationStore(ConversationStore):
     def __init__(self, table: Table) -> None:
         self._table = table
         self._cls = table.items.conversation
+        self._turn = bind_item(table.items, ObservedTurnItem)
 
     def create_conversation(self, conversation: Conversation) -> None:
         try:
@@ -73,27 +78,12 @@ class DynamoConversationStore(ConversationStore):
         *,
         create: Conversation | None = None,
     ) -> list[Message]:
-        if create is not None:
-            check_owner(user_id, create.user_id)
-            if create.conversation_id != conversation_id:
-                raise InvalidField("conversation_id", "does not match the new conversation")
+        _check_create(user_id, conversation_id, create)
 
         def append() -> list[Message]:
-            conversation = create or self.get_conversation(user_id, conversation_id)
-            if conversation is None:
-                raise ConversationNotFound(conversation_id)
-            stored = conversation.numbered(messages, at)
-            if not stored and create is None:
+            stored, writes = self._append_writes(user_id, conversation_id, messages, at, create)
+            if not writes:
                 return []
-            writes = [self._appended(conversation, stored, at, created=create is not None)]
-            writes += [
-                Write(
-                    "put",
-                    message_item(self._table.items, m),
-                    self._table.items.message.sk.does_not_exist(),
-                )
-                for m in stored
-            ]
             try:
                 self._table.commit(writes)
             except LostRace as exc:
@@ -105,6 +95,83 @@ class DynamoConversationStore(ConversationStore):
         return self._table.optimistic(
             append, what="a message was appended", changing="the conversation"
         )
+
+    def append_observed(
+        self,
+        user_id: str,
+        conversation_id: str,
+        messages: Sequence[NewMessage],
+        at: datetime,
+        *,
+        turn_id: str,
+        fingerprint: str,
+        create: Conversation | None = None,
+    ) -> tuple[ObservedTurn, bool]:
+        _check_create(user_id, conversation_id, create)
+        cls = self._turn
+
+        def append() -> tuple[ObservedTurn, bool]:
+            recorded = self._observed(user_id, turn_id)
+            if recorded is not None:
+                return recorded, False
+            stored, writes = self._append_writes(user_id, conversation_id, messages, at, create)
+            if not stored:
+                raise InvalidField("messages", "an observed turn stores at least one message")
+            turn = ObservedTurn(
+                user_id=user_id,
+                turn_id=turn_id,
+                conversation_id=conversation_id,
+                first_seq=stored[0].seq,
+                count=len(stored),
+                fingerprint=fingerprint,
+                observed_at=at,
+                expires_at=stored[0].expires_at,
+            )
+            # A record whose conversation expired (its ttl not reaped yet) frees the id.
+            free = Or(cls.sk.does_not_exist(), cls.ttl <= epoch_seconds(self._table.now()))
+            writes.append(Write("put", observed_turn_item(cls, turn), free))
+            # Lost: the same turn was stored meanwhile (read again: found), or the
+            # conversation moved on (numbered again).
+            self._table.commit(writes)
+            return turn, True
+
+        return self._table.optimistic(
+            append, what="an observed turn was stored", changing="the conversation"
+        )
+
+    def _observed(self, user_id: str, turn_id: str) -> ObservedTurn | None:
+        item = self._table.get(self._turn, user_id, keys.observed_turn_sk(turn_id))
+        if item is None:
+            return None
+        turn = observed_turn_from_item(item)
+        return None if turn.is_expired(self._table.now()) else turn
+
+    def _append_writes(
+        self,
+        user_id: str,
+        conversation_id: str,
+        messages: Sequence[NewMessage],
+        at: datetime,
+        create: Conversation | None,
+    ) -> tuple[list[Message], list[Write]]:
+        """The messages numbered after the conversation as read, and the writes that store
+        them with it (none when there is nothing to write)."""
+        conversation = create or self.get_conversation(user_id, conversation_id)
+        if conversation is None:
+            raise ConversationNotFound(conversation_id)
+        stored = conversation.numbered(messages, at)
+        if not stored and create is None:
+            return [], []
+        writes = [self._appended(conversation, stored, at, created=create is not None)]
+        writes += [
+            Write(
+                "put",
+                message_item(self._table.items, m),
+                self._table.items.message.sk.does_not_exist(),
+            )
+            for m in stored
+        ]
+        return stored, writes
 
     def list_messages(
         self,
@@ -269,3 +336,10 @@ class DynamoConversationStore(ConversationStore):
         # both commit; the one on updated_at keeps the row's time from moving back.
         guard = all_of(cls.last_seq == conversation.last_seq, cls.updated_at <= changed.updated_at)
         return self._update(conversation.user_id, conversation.conversation_id, actions, guard)
+
+
+def _check_create(user_id: str, conversation_id: str, create: Conversation | None) -> None:
+    if create is not None:
+        check_owner(user_id, create.user_id)
+        if create.conversation_id != conversation_id:
+            raise InvalidField("conversation_id", "does not match the new conversation")

@@ -460,6 +460,22 @@ class RhythmItem(_Item):
     updated_at = StorageTimeAttribute()
 
 
+class ObservedTurnItem(_Item):
+    """In a user's partition (sk TURN#<turn id>): a turn a client reported after it
+    happened, put in the same transaction as its messages so a retry stores nothing twice.
+    Ids, seqs and the request's fingerprint only; it expires with its conversation (ttl)."""
+
+    user_id = UnicodeAttribute()
+    turn_id = UnicodeAttribute()
+    conversation_id = UnicodeAttribute()
+    first_seq = NumberAttribute()
+    message_count = NumberAttribute()  # `count` is a Model method
+    fingerprint = UnicodeAttribute()
+    observed_at = StorageTimeAttribute()
+    expires_at = StorageTimeAttribute(null=True)
+    ttl = NumberAttribute(null=True)
+
+
 def bind_item(items: BoundItems, base: type[_M]) -> type[_M]:
     """`base` bound to the table `items` are bound to, sharing their connection: for an
     item class a store binds for itself."""

@@ -33,6 +33,7 @@ WITNESS_PREFIX = "WITNESS#"
 SAW_PREFIX = "SAW#"
 SPOKE_PREFIX = "SPOKE#"
 THREAD_PREFIX = "THREAD#"
+OBSERVED_TURN_PREFIX = "TURN#"
 
 PENDING_SHARDS = 8  # spreads the sweep's index over partitions
 PENDING_PREFIX = "PENDING#"
@@ -76,6 +77,10 @@ def conversation_sk(conversation_id: str) -> str:
 
 def message_sk(conversation_id: str, seq: int) -> str:
     return f"MSG#{conversation_id}#{seq:010d}"
+
+
+def observed_turn_sk(turn_id: str) -> str:
+    return f"{OBSERVED_TURN_PREFIX}{turn_id}"
 
 
 def profile_sk(persona: str) -> str:

@@ -14,6 +14,7 @@ from chatmemory.adapters.dynamodb.items import (
     MemoryItem,
     MessageItem,
     NoticeItem,
+    ObservedTurnItem,
     ProfileItem,
     RunItem,
     SettingsItem,
@@ -27,6 +28,7 @@ from chatmemory.domain.extraction import ExtractionRun, run_from_json, run_to_js
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.memory_settings import DEFAULT_TIMEZONE, MemorySettings
 from chatmemory.domain.notice import Notice
+from chatmemory.domain.observed_turn import ObservedTurn
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.threads import review_date
 from chatmemory.domain.time import epoch_seconds, to_storage
@@ -270,6 +272,36 @@ def message_from_item(item: MessageItem) -> Message:
         created_at=item.created_at,
         expires_at=item.expires_at,
         memories_used=tuple(item.memories_used),
+    )
+
+
+def observed_turn_item(cls: type[ObservedTurnItem], turn: ObservedTurn) -> ObservedTurnItem:
+    expires = turn.expires_at
+    return cls(
+        keys.pk(turn.user_id),
+        keys.observed_turn_sk(turn.turn_id),
+        user_id=turn.user_id,
+        turn_id=turn.turn_id,
+        conversation_id=turn.conversation_id,
+        first_seq=turn.first_seq,
+        message_count=turn.count,
+        fingerprint=turn.fingerprint,
+        observed_at=turn.observed_at,
+        expires_at=expires,
+        ttl=None if expires is None else epoch_seconds(expires),
+    )
+
+
+def observed_turn_from_item(item: ObservedTurnItem) -> ObservedTurn:
+    return ObservedTurn(
+        user_id=item.user_id,
+        turn_id=item.turn_id,
+        conversation_id=item.conversation_id,
+        first_seq=int(item.first_seq),
+        count=int(item.message_count),
+        fingerprint=item.fingerprint,
+        observed_at=item.observed_at,
+        expires_at=item.expires_at,
     )
 
 

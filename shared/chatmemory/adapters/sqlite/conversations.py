@@ -10,14 +10,18 @@ from datetime import datetime
 from chatmemory.adapters.sqlite.database import Database, check_owner, seq_window
 from chatmemory.adapters.sqlite.rows import (
     CONVERSATION_COLUMNS,
+    OBSERVED_TURN_COLUMNS,
     conversation_from_row,
     conversation_row,
     message_from_row,
+    observed_turn_from_row,
+    observed_turn_row,
     opt_time,
 )
 from chatmemory.domain import rules
 from chatmemory.domain.conversation import Conversation, Message, NewMessage
 from chatmemory.domain.errors import ConcurrentChange, ConversationNotFound, InvalidField
+from chatmemory.domain.observed_turn import ObservedTurn
 from chatmemory.domain.time import to_storage
 from chatmemory.ports.conversations import ConversationStore
 
@@ -63,48 +67,105 @@ class SqliteConversationStore(ConversationStore):
         create: Conversation | None = None,
     ) -> list[Message]:
         with self._db.write() as conn:
-            if create is not None:
-                check_owner(user_id, create.user_id)
-                if create.conversation_id != conversation_id:
-                    raise InvalidField("conversation_id", "does not match the new conversation")
-                _insert_conversation(conn, create)
-            # Under BEGIN IMMEDIATE no other writer runs, so the row read is the row written.
-            conversation = self._get(conn, user_id, conversation_id)
-            if conversation is None:
-                raise ConversationNotFound(conversation_id)
-            stored = conversation.numbered(messages, at)
-            conn.executemany(
-                "INSERT INTO messages (user_id, conversation_id, seq, role, content, "
-                "tokens, created_at, expires_at, memories_used) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                [
-                    (
-                        m.user_id,
-                        m.conversation_id,
-                        m.seq,
-                        m.role.value,
-                        m.content,
-                        m.tokens,
-                        to_storage(m.created_at),
-                        opt_time(m.expires_at),
-                        json.dumps(list(m.memories_used)),
-                    )
-                    for m in stored
-                ],
-            )
-            if stored:
-                moved = conversation.appended(stored, at)
+            return self._append(conn, user_id, conversation_id, messages, at, create=create)
+
+    def append_observed(
+        self,
+        user_id: str,
+        conversation_id: str,
+        messages: Sequence[NewMessage],
+        at: datetime,
+        *,
+        turn_id: str,
+        fingerprint: str,
+        create: Conversation | None = None,
+    ) -> tuple[ObservedTurn, bool]:
+        with self._db.write() as conn:
+            row = conn.execute(
+                "SELECT * FROM observed_turns WHERE user_id = ? AND turn_id = ?",
+                (user_id, turn_id),
+            ).fetchone()
+            if row is not None:
+                recorded = observed_turn_from_row(row)
+                if not recorded.is_expired(self._db.clock.now()):
+                    return recorded, False
+                # Its conversation expired with it: the id is free again.
                 conn.execute(
-                    "UPDATE conversations SET last_seq = ?, updated_at = ?, "
-                    "last_user_message_at = ? WHERE user_id = ? AND conversation_id = ?",
-                    (
-                        moved.last_seq,
-                        to_storage(moved.updated_at),
-                        opt_time(moved.last_user_message_at),
-                        user_id,
-                        conversation_id,
-                    ),
+                    "DELETE FROM observed_turns WHERE user_id = ? AND turn_id = ?",
+                    (user_id, turn_id),
                 )
+            stored = self._append(conn, user_id, conversation_id, messages, at, create=create)
+            if not stored:
+                raise InvalidField("messages", "an observed turn stores at least one message")
+            turn = ObservedTurn(
+                user_id=user_id,
+                turn_id=turn_id,
+                conversation_id=conversation_id,
+                first_seq=stored[0].seq,
+                count=len(stored),
+                fingerprint=fingerprint,
+                observed_at=at,
+                expires_at=stored[0].expires_at,
+            )
+            conn.execute(
+                f"INSERT INTO observed_turns ({OBSERVED_TURN_COLUMNS}) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                observed_turn_row(turn),
+            )
+        return turn, True
+
+    def _append(
+        self,
+        conn: sqlite3.Connection,
+        user_id: str,
+        conversation_id: str,
+        messages: Sequence[NewMessage],
+        at: datetime,
+        *,
+        create: Conversation | None,
+    ) -> list[Message]:
+        if create is not None:
+            check_owner(user_id, create.user_id)
+            if create.conversation_id != conversation_id:
+                raise InvalidField("conversation_id", "does not match the new conversation")
+            _insert_conversation(conn, create)
+        # Under BEGIN IMMEDIATE no other writer runs, so the row read is the row written.
+        conversation = self._get(conn, user_id, conversation_id)
+        if conversation is None:
+            raise ConversationNotFound(conversation_id)
+        stored = conversation.numbered(messages, at)
+        conn.executemany(
+            "INSERT INTO messages (user_id, conversation_id, seq, role, content, "
+            "tokens, created_at, expires_at, memories_used) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+            [
+                (
+                    m.user_id,
+                    m.conversation_id,
+                    m.seq,
+                    m.role.value,
+                    m.content,
+                    m.tokens,
+                    to_storage(m.created_at),
+                    opt_time(m.expires_at),
+                    json.dumps(list(m.memories_used)),
+                )
+                for m in stored
+            ],
+        )
+        if stored:
+            moved = conversation.appended(stored, at)
+            conn.execute(
+                "UPDATE conversations SET last_seq = ?, updated_at = ?, "
+                "last_user_message_at = ? WHERE user_id = ? AND conversation_id = ?",
+                (
+                    moved.last_seq,
+                    to_storage(moved.updated_at),
+                    opt_time(moved.last_user_message_at),
+                    user_id,
+                    conversation_id,
+                ),
+            )
         return stored
 
     def list_messages(

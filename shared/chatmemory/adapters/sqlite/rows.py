@@ -11,6 +11,7 @@ from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.events import Actor
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.notice import Notice
+from chatmemory.domain.observed_turn import ObservedTurn
 from chatmemory.domain.persona_block import PersonaBlock
 from chatmemory.domain.rooms import Room, RoomKind, RoomMessage
 from chatmemory.domain.threads import review_date
@@ -36,6 +37,9 @@ ROOM_COLUMNS = (
 )
 ROOM_BLOCK_COLUMNS = (
     "room_id, persona, version, text, memory_ids, chars_current, chars_limit, built_at"
+)
+OBSERVED_TURN_COLUMNS = (
+    "user_id, turn_id, conversation_id, first_seq, count, fingerprint, observed_at, expires_at"
 )
 TOMBSTONE_COLUMNS = (
     "user_id, memory_id, deleted_at, actor, persona, versions, source_message_ids, "
@@ -203,6 +207,32 @@ def message_from_row(row: sqlite3.Row) -> Message:
         created_at=from_storage(row["created_at"]),
         expires_at=opt_parse(row["expires_at"]),
         memories_used=tuple(json.loads(row["memories_used"])),
+    )
+
+
+def observed_turn_row(turn: ObservedTurn) -> tuple[Any, ...]:
+    return (
+        turn.user_id,
+        turn.turn_id,
+        turn.conversation_id,
+        turn.first_seq,
+        turn.count,
+        turn.fingerprint,
+        to_storage(turn.observed_at),
+        opt_time(turn.expires_at),
+    )
+
+
+def observed_turn_from_row(row: sqlite3.Row) -> ObservedTurn:
+    return ObservedTurn(
+        user_id=row["user_id"],
+        turn_id=row["turn_id"],
+        conversation_id=row["conversation_id"],
+        first_seq=row["first_seq"],
+        count=row["count"],
+        fingerprint=row["fingerprint"],
+        observed_at=from_storage(row["observed_at"]),
+        expires_at=opt_parse(row["expires_at"]),
     )
 
 
