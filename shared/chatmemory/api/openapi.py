@@ -14,8 +14,8 @@ import chatmemory
 from chatmemory.api import (
     chat_routes,
     memories_routes,
-    portability_routes,
     observe_routes,
+    portability_routes,
     recall_routes,
     rooms_routes,
     system_routes,

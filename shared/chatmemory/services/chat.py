@@ -17,7 +17,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from chatmemory.domain import rules, write_filter
-from chatmemory.domain.cadence import COLD_DELAY
+from chatmemory.domain.cadence import COLD_DELAY, asks_to_remember_conversation
 from chatmemory.domain.conversation import Conversation, NewMessage, Role
 from chatmemory.domain.errors import DomainError, InvalidField, ModelUnavailable
 from chatmemory.domain.events import Actor, MemoryEvent, Op
