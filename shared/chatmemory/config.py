@@ -12,12 +12,14 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from chatmemory.adapters.clock import ShiftedClock, SystemClock
+from chatmemory.domain.events import MemoryEvent
+from chatmemory.ports.change_feed import ChangeFeed
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.jobs import Jobs, JobsRunHere, PipelineStarter, PurgeStarter
@@ -25,6 +27,7 @@ from chatmemory.ports.model import Model
 from chatmemory.ports.reranker import Reranker
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorIndex
+from chatmemory.services.changes import ChangePublisher, ChangeRelay
 from chatmemory.services.chat import ChatService
 from chatmemory.services.context import ContextService
 from chatmemory.services.folding import Folder
@@ -46,6 +49,9 @@ from chatmemory.services.rooms import RoomBlocks
 from chatmemory.services.threads import ThreadKeeper
 from chatmemory.services.uses import UsesWriter
 
+if TYPE_CHECKING:
+    from chatmemory.adapters.sqlite import Database
+
 StoreKind = Literal["sqlite", "dynamodb"]
 EmbedderKind = Literal["auto", "minilm", "hashing", "titan"]
 IndexKind = Literal["exact", "opensearch"]
@@ -53,6 +59,7 @@ ModelKind = Literal["auto", "offline", "claude", "bedrock"]
 RerankerKind = Literal["none", "bedrock"]
 JobsKind = Literal["local", "sqs"]
 PipelineKind = Literal["local", "stepfunctions"]
+ChangesKind = Literal["file", "eventbridge", "none"]
 SQLITE_FILE = "chatmemory.sqlite3"
 
 log = logging.getLogger(__name__)
@@ -172,6 +179,8 @@ class _Environment(BaseSettings):
     CHATMEMORY_PURGE_PIPELINE_ARN: OptionalText = None
     CHATMEMORY_JWT_ISSUER: OptionalText = None
     CHATMEMORY_JWT_AUDIENCE: CommaList = ()
+    CHATMEMORY_CHANGES: ChangesKind = "file"
+    CHATMEMORY_EVENT_BUS: OptionalText = None
     # The streaming server's port: the Lambda Web Adapter reads AWS_LWA_PORT, then PORT.
     AWS_LWA_PORT: str | None = None
     PORT: str | None = None
@@ -251,6 +260,10 @@ class Settings:
     jwt_issuer: str | None = None
     jwt_audiences: tuple[str, ...] = ()
     stream_port: int = 8080
+    # Where change events go: `changes.jsonl` in the state folder, an EventBridge bus, or
+    # nowhere.
+    changes: ChangesKind = "file"
+    event_bus_name: str | None = None
     # Local only: the server's clock runs this many days ahead (`chatmemory serve
     # --days-later N`), to try what time does to memories without waiting.
     days_later: int = 0
@@ -301,7 +314,13 @@ class Settings:
             jwt_issuer=env.CHATMEMORY_JWT_ISSUER,
             jwt_audiences=env.CHATMEMORY_JWT_AUDIENCE,
             stream_port=_stream_port(env.AWS_LWA_PORT or env.PORT or "8080"),
+            changes=env.CHATMEMORY_CHANGES,
+            event_bus_name=env.CHATMEMORY_EVENT_BUS,
         )
+        if settings.changes == "eventbridge" and not (settings.event_bus_name and settings.region):
+            raise ConfigurationError(
+                {"CHATMEMORY_EVENT_BUS": "eventbridge changes need a bus name and AWS_REGION"}
+            )
         if settings.index == "opensearch" and not (
             settings.opensearch_endpoint and settings.region
         ):
@@ -347,9 +366,16 @@ class Container:
                 clock=self.clock,
                 host=self.settings.dynamodb_endpoint,
             )
-        from chatmemory.adapters.sqlite import open_sqlite  # noqa: PLC0415
+        from chatmemory.adapters.sqlite import sqlite_stores  # noqa: PLC0415
 
-        return open_sqlite(self.settings.sqlite_path, clock=self.clock)
+        return sqlite_stores(self._sqlite_database)
+
+    @cached_property
+    def _sqlite_database(self) -> Database:
+        """The one SQLite file the embedded stores (and the change relay) share."""
+        from chatmemory.adapters.sqlite import Database  # noqa: PLC0415
+
+        return Database(self.settings.sqlite_path, clock=self.clock)
 
     @property
     def embedder(self) -> Embedder:
@@ -742,6 +768,54 @@ class Container:
     @cached_property
     def notices(self) -> NoticeService:
         return NoticeService(self.stores, self.clock, self.memories)
+
+    # ---- change events (metadata only, never text) ------------------------------------
+
+    @cached_property
+    def change_feed(self) -> ChangeFeed:
+        """Where change events go: EventBridge on AWS, `changes.jsonl` in the state folder."""
+        if self.settings.changes == "eventbridge":
+            import boto3  # noqa: PLC0415 - AWS only
+
+            from chatmemory.adapters.eventbridge_changes import (  # noqa: PLC0415
+                EventBridgeChangeFeed,
+            )
+
+            assert self.settings.event_bus_name  # from_env
+            return EventBridgeChangeFeed(
+                boto3.client("events", region_name=self.settings.region),
+                bus_name=self.settings.event_bus_name,
+            )
+        from chatmemory.adapters.jsonl_changes import (  # noqa: PLC0415
+            CHANGES_FILE,
+            JsonLinesChangeFeed,
+        )
+
+        return JsonLinesChangeFeed(self.settings.state_dir / CHANGES_FILE)
+
+    @cached_property
+    def change_publisher(self) -> ChangePublisher:
+        return ChangePublisher(lambda: self.change_feed)
+
+    @cached_property
+    def change_relay(self) -> ChangeRelay | None:
+        """The relay that tails the embedded audit log into the feed (the local server's
+        worker and `chatmemory flush` run it); None when changes are off, or on DynamoDB,
+        where the table's stream feeds the changes function instead."""
+        if self.settings.changes == "none" or self.settings.store != "sqlite":
+            return None
+        from chatmemory.adapters.sqlite.audit_tail import SqliteAuditTail  # noqa: PLC0415
+
+        _ = self.stores  # the database, migrated
+        return ChangeRelay(SqliteAuditTail(self._sqlite_database), self.change_publisher)
+
+    @staticmethod
+    def read_stream_audit_event(image: dict[str, Any]) -> MemoryEvent | None:
+        """The audit event a DynamoDB Streams record's new image holds, or None when the
+        item is none. The table's adapter wrote the item, so it reads it."""
+        from chatmemory.adapters.dynamodb.events import event_from_stream_image  # noqa: PLC0415
+
+        return event_from_stream_image(image)
 
 
 _current: Container | None = None

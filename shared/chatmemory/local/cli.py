@@ -19,6 +19,7 @@ from chatmemory.config import (
     use_container,
 )
 from chatmemory.domain.errors import InvalidField
+from chatmemory.local.changes import start_relay
 from chatmemory.local.running import record_running_server, running_server
 from chatmemory.local.server import LocalGateway, LocalServer
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
@@ -97,6 +98,7 @@ def serve(args: argparse.Namespace) -> int:
     jobs = container.jobs_run_here
     if jobs is not None:  # folds, idle pipelines and purges run off the request path
         threading.Thread(target=jobs.run_forever, args=(stop,), name="jobs", daemon=True).start()
+    relay = start_relay(container.change_relay, stop)  # change events into changes.jsonl
     server.start()  # connections are accepted at once; /v1/health says "starting" until ready
     print(
         f"chatmemory is listening on {server.url}\n"
@@ -125,6 +127,8 @@ def serve(args: argparse.Namespace) -> int:
         stop.set()
         record.remove()
         server.stop()
+        if relay is not None:
+            relay.join(timeout=5)  # the last changes out before exiting
     return 0
 
 
@@ -176,6 +180,9 @@ def flush(args: argparse.Namespace) -> int:
         f"{reviewed.dormant} quiet thread(s) went dormant",
         flush=True,
     )
+    if container.change_relay is not None:  # the changes all that wrote, and any left
+        relayed = container.change_relay.relay()
+        print(f"published {relayed.published} change event(s)", flush=True)
     if left:
         print(f"{left} user(s) still have deletions waiting to be purged", file=sys.stderr)
         return 1

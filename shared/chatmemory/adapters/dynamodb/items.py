@@ -227,6 +227,9 @@ class EventItem(_Item):
     actor = UnicodeAttribute()
     at = StorageTimeAttribute()
     related_id = UnicodeAttribute(null=True)
+    # Absent on events from before the change feed described them.
+    persona = UnicodeAttribute(null=True)
+    kind = UnicodeAttribute(null=True)
 
 
 class NoticeItem(_Item):

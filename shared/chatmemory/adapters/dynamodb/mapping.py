@@ -370,6 +370,8 @@ def event_item(items: BoundItems, event: MemoryEvent) -> EventItem:
         actor=event.actor.value,
         at=event.at,
         related_id=event.related_id,
+        persona=event.persona,
+        kind=None if event.kind is None else event.kind.value,
     )
 
 
@@ -382,6 +384,8 @@ def event_from_item(item: EventItem) -> MemoryEvent:
         actor=Actor(item.actor),
         at=item.at,
         related_id=item.related_id,
+        persona=item.persona,
+        kind=None if item.kind is None else Kind(item.kind),
     )
 
 
