@@ -43,6 +43,8 @@ VARIABLES = (
     "CHATMEMORY_PURGE_PIPELINE_ARN",
     "CHATMEMORY_JWT_ISSUER",
     "CHATMEMORY_JWT_AUDIENCE",
+    "CHATMEMORY_CHANGES",
+    "CHATMEMORY_EVENT_BUS",
     "ANTHROPIC_API_KEY",
     "AWS_REGION",
     "AWS_DEFAULT_REGION",
@@ -172,6 +174,13 @@ def test_an_empty_environment_gives_the_embedded_defaults(home: Path) -> None:
         ({"AWS_LWA_PORT": "9000", "PORT": "8081"}, "stream_port", 9000),
         ({"AWS_LWA_PORT": "", "PORT": "8081"}, "stream_port", 8081),
         ({"AWS_LWA_PORT": "9000", "PORT": "not checked"}, "stream_port", 9000),
+        ({"CHATMEMORY_CHANGES": "none"}, "changes", "none"),
+        (
+            {"CHATMEMORY_CHANGES": "eventbridge", "CHATMEMORY_EVENT_BUS": "b", "AWS_REGION": "r"},
+            "changes",
+            "eventbridge",
+        ),
+        ({"CHATMEMORY_EVENT_BUS": "stack-changes"}, "event_bus_name", "stack-changes"),
     ],
 )
 def test_each_variable_sets_its_setting(
@@ -304,6 +313,16 @@ def test_a_variable_set_to_nothing_counts_as_unset(
             {"CHATMEMORY_STORE": "dynamodb", "CHATMEMORY_TABLE_NAME": "memories"},
             "CHATMEMORY_TABLE_NAME",
             "the dynamodb store needs a table name and AWS_REGION",
+        ),
+        (
+            {"CHATMEMORY_CHANGES": "kafka"},
+            "CHATMEMORY_CHANGES",
+            "must be file, eventbridge or none",
+        ),
+        (
+            {"CHATMEMORY_CHANGES": "eventbridge", "AWS_REGION": "eu-west-1"},
+            "CHATMEMORY_EVENT_BUS",
+            "eventbridge changes need a bus name and AWS_REGION",
         ),
     ],
 )
