@@ -677,6 +677,7 @@ class MemoryService:
             deleted_at=at or self._clock.now(),
             actor=actor,
             persona=target.persona,
+            kind=target.kind,
             versions=tuple(dict.fromkeys(v.memory_id for v in reversed(versions))),
             source_message_ids=tuple(message_ids),
             conversation_ids=tuple(conversation_ids),

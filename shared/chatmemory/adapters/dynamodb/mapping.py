@@ -172,6 +172,7 @@ def tombstone_item(items: BoundItems, tombstone: Tombstone) -> TombstoneItem:
         conversation_ids=list(tombstone.conversation_ids),
         purged_at=tombstone.purged_at,
         purge_error=tombstone.purge_error,
+        kind=None if tombstone.kind is None else tombstone.kind.value,
     )
     pending = keys.purge_pending_keys(tombstone)
     if pending:
@@ -191,6 +192,7 @@ def tombstone_from_item(item: TombstoneItem) -> Tombstone:
         conversation_ids=tuple(item.conversation_ids),
         purged_at=item.purged_at,
         purge_error=item.purge_error,
+        kind=None if item.kind is None else Kind(item.kind),
     )
 
 

@@ -39,7 +39,7 @@ ROOM_BLOCK_COLUMNS = (
 )
 TOMBSTONE_COLUMNS = (
     "user_id, memory_id, deleted_at, actor, persona, versions, source_message_ids, "
-    "conversation_ids, purged_at, purge_error"
+    "conversation_ids, purged_at, purge_error, kind"
 )
 
 
@@ -156,6 +156,7 @@ def tombstone_row(tombstone: Tombstone) -> tuple[Any, ...]:
         json.dumps(list(tombstone.conversation_ids)),
         opt_time(tombstone.purged_at),
         tombstone.purge_error,
+        None if tombstone.kind is None else tombstone.kind.value,
     )
 
 
@@ -171,6 +172,7 @@ def tombstone_from_row(row: sqlite3.Row) -> Tombstone:
         conversation_ids=tuple(json.loads(row["conversation_ids"])),
         purged_at=opt_parse(row["purged_at"]),
         purge_error=row["purge_error"],
+        kind=None if row["kind"] is None else Kind(row["kind"]),
     )
 
 

@@ -24,6 +24,10 @@ DROP TABLE memory_events;
 ALTER TABLE memory_events_sequenced RENAME TO memory_events;
 CREATE INDEX memory_events_by_memory ON memory_events (user_id, memory_id, at);
 
+-- A tombstone keeps what sort of memory it stood for: the purge's change event tells it
+-- after the row is gone.
+ALTER TABLE tombstones ADD COLUMN kind TEXT;
+
 -- Where each reader of the log stopped (the change feed's relay: "changes"). A feed
 -- turned on starts from now: what was written before it is not replayed.
 CREATE TABLE event_cursors (
