@@ -180,7 +180,7 @@ def flush(args: argparse.Namespace) -> int:
         f"{reviewed.dormant} quiet thread(s) went dormant",
         flush=True,
     )
-    if container.change_relay is not None:  # the changes all that wrote, and any left
+    if container.change_relay is not None:  # what ran above changed, and what a server left
         relayed = container.change_relay.relay()
         print(f"published {relayed.published} change event(s)", flush=True)
     if left:

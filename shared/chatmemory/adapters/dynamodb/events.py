@@ -56,5 +56,5 @@ def event_from_stream_image(image: Mapping[str, Any]) -> MemoryEvent | None:
         return None
     try:
         return event_from_item(EventItem.from_raw_data(dict(image)))
-    except (TypeError, KeyError, AttributeError) as exc:  # PynamoDB's, on a malformed item
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:  # a malformed item
         raise ValueError(f"unreadable audit item: {type(exc).__name__}") from None
