@@ -12,13 +12,15 @@ from dataclasses import dataclass, field
 from datetime import timedelta
 from functools import cached_property
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from chatmemory.adapters.clock import ShiftedClock, SystemClock
+from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.quotas import MODEL_TURNS
+from chatmemory.ports.change_feed import ChangeFeed
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.jobs import Jobs, JobsRunHere, PipelineStarter, PurgeStarter
@@ -27,6 +29,7 @@ from chatmemory.ports.reranker import Reranker
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.after_turn import AfterTurn
+from chatmemory.services.changes import ChangePublisher, ChangeRelay
 from chatmemory.services.chat import ChatService
 from chatmemory.services.context import ContextService
 from chatmemory.services.folding import Folder
@@ -51,6 +54,9 @@ from chatmemory.services.rooms import RoomBlocks
 from chatmemory.services.threads import ThreadKeeper
 from chatmemory.services.uses import UsesWriter
 
+if TYPE_CHECKING:
+    from chatmemory.adapters.sqlite import Database
+
 StoreKind = Literal["sqlite", "dynamodb"]
 EmbedderKind = Literal["auto", "minilm", "hashing", "titan"]
 IndexKind = Literal["exact", "opensearch"]
@@ -58,6 +64,7 @@ ModelKind = Literal["auto", "offline", "claude", "bedrock"]
 RerankerKind = Literal["none", "bedrock"]
 JobsKind = Literal["local", "sqs"]
 PipelineKind = Literal["local", "stepfunctions"]
+ChangesKind = Literal["file", "eventbridge", "none"]
 SQLITE_FILE = "chatmemory.sqlite3"
 
 log = logging.getLogger(__name__)
@@ -184,6 +191,8 @@ class _Environment(BaseSettings):
     # config can set them without putting the token on a command line).
     CHATMEMORY_API_URL: OptionalText = None
     CHATMEMORY_TOKEN: OptionalText = Field(default=None, repr=False)
+    CHATMEMORY_CHANGES: ChangesKind = "file"
+    CHATMEMORY_EVENT_BUS: OptionalText = None
     # The streaming server's port: the Lambda Web Adapter reads AWS_LWA_PORT, then PORT.
     AWS_LWA_PORT: str | None = None
     PORT: str | None = None
@@ -272,6 +281,10 @@ class Settings:
     # Each user's model turns a minute (chat, streamed chat, room turns): a turn past it is
     # answered 429 with Retry-After; 0 switches the quota off (domain/quotas.py).
     quota_turns_per_minute: int = 30
+    # Where change events go: `changes.jsonl` in the state folder, an EventBridge bus, or
+    # nowhere.
+    changes: ChangesKind = "file"
+    event_bus_name: str | None = None
     # Local only: the server's clock runs this many days ahead (`chatmemory serve
     # --days-later N`), to try what time does to memories without waiting.
     days_later: int = 0
@@ -330,7 +343,13 @@ class Settings:
             quota_turns_per_minute=env.CHATMEMORY_QUOTA_TURNS_PER_MINUTE,
             api_url=env.CHATMEMORY_API_URL,
             api_token=env.CHATMEMORY_TOKEN,
+            changes=env.CHATMEMORY_CHANGES,
+            event_bus_name=env.CHATMEMORY_EVENT_BUS,
         )
+        if settings.changes == "eventbridge" and not (settings.event_bus_name and settings.region):
+            raise ConfigurationError(
+                {"CHATMEMORY_EVENT_BUS": "eventbridge changes need a bus name and AWS_REGION"}
+            )
         if settings.index == "opensearch" and not (
             settings.opensearch_endpoint and settings.region
         ):
@@ -376,9 +395,16 @@ class Container:
                 clock=self.clock,
                 host=self.settings.dynamodb_endpoint,
             )
-        from chatmemory.adapters.sqlite import open_sqlite  # noqa: PLC0415
+        from chatmemory.adapters.sqlite import sqlite_stores  # noqa: PLC0415
 
-        return open_sqlite(self.settings.sqlite_path, clock=self.clock)
+        return sqlite_stores(self._sqlite_database)
+
+    @cached_property
+    def _sqlite_database(self) -> Database:
+        """The one SQLite file the embedded stores (and the change relay) share."""
+        from chatmemory.adapters.sqlite import Database  # noqa: PLC0415
+
+        return Database(self.settings.sqlite_path, clock=self.clock)
 
     @property
     def embedder(self) -> Embedder:
@@ -799,6 +825,54 @@ class Container:
         return PortabilityService(
             self.stores, self.clock, self.memories, self.indexer, uses_jobs=uses_jobs
         )
+
+    # ---- change events (metadata only, never text) ------------------------------------
+
+    @cached_property
+    def change_feed(self) -> ChangeFeed:
+        """Where change events go: EventBridge on AWS, `changes.jsonl` in the state folder."""
+        if self.settings.changes == "eventbridge":
+            import boto3  # noqa: PLC0415 - AWS only
+
+            from chatmemory.adapters.eventbridge_changes import (  # noqa: PLC0415
+                EventBridgeChangeFeed,
+            )
+
+            assert self.settings.event_bus_name  # from_env
+            return EventBridgeChangeFeed(
+                boto3.client("events", region_name=self.settings.region),
+                bus_name=self.settings.event_bus_name,
+            )
+        from chatmemory.adapters.jsonl_changes import (  # noqa: PLC0415
+            CHANGES_FILE,
+            JsonLinesChangeFeed,
+        )
+
+        return JsonLinesChangeFeed(self.settings.state_dir / CHANGES_FILE)
+
+    @cached_property
+    def change_publisher(self) -> ChangePublisher:
+        return ChangePublisher(lambda: self.change_feed)
+
+    @cached_property
+    def change_relay(self) -> ChangeRelay | None:
+        """The relay that tails the embedded audit log into the feed (the local server's
+        worker and `chatmemory flush` run it); None when changes are off, or on DynamoDB,
+        where the table's stream feeds the changes function instead."""
+        if self.settings.changes == "none" or self.settings.store != "sqlite":
+            return None
+        from chatmemory.adapters.sqlite.audit_tail import SqliteAuditTail  # noqa: PLC0415
+
+        _ = self.stores  # the database, migrated
+        return ChangeRelay(SqliteAuditTail(self._sqlite_database), self.change_publisher)
+
+    @staticmethod
+    def read_stream_audit_event(image: dict[str, Any]) -> MemoryEvent | None:
+        """The audit event a DynamoDB Streams record's new image holds, or None when the
+        item is none. The table's adapter wrote the item, so it reads it."""
+        from chatmemory.adapters.dynamodb.events import event_from_stream_image  # noqa: PLC0415
+
+        return event_from_stream_image(image)
 
 
 _current: Container | None = None

@@ -170,9 +170,9 @@ def test_the_purge_leaves_only_a_tombstone_of_ids_and_times(product: Product) ->
     assert tombstone is not None and tombstone.purged_at is not None
     assert set(tombstone.versions) == {first.memory_id, corrected.memory_id}
     assert "Vortanek" not in repr(tombstone)
-    # And the history still tells what happened, without words
+    # And the history still tells what happened, without words: deleted, then purged
     ops = [event.op for event in product.container.memories.history(ALICE, corrected.memory_id)]
-    assert ops[-1] is Op.DELETE
+    assert ops[-2:] == [Op.DELETE, Op.PURGE]
 
 
 def test_a_profile_built_from_a_deleted_memory_is_rebuilt_without_it(product: Product) -> None:

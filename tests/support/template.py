@@ -21,9 +21,11 @@ def resource_properties(logical_id: str) -> dict[str, Any]:
 
 
 def create_table_from_template(
-    client: Any, table_name: str, logical_id: str = "MemoryTable"
+    client: Any, table_name: str, logical_id: str = "MemoryTable", *, stream: bool = False
 ) -> None:
-    """Create the table exactly as template.yaml declares it (keys, indexes, TTL, PITR, SSE)."""
+    """Create the table exactly as template.yaml declares it (keys, indexes, TTL, PITR, SSE;
+    with `stream`, its stream too: only the change events' tests read it, and moto keeps
+    every record of it in memory)."""
     props = resource_properties(logical_id)
     kwargs: dict[str, Any] = {
         "TableName": table_name,
@@ -37,6 +39,9 @@ def create_table_from_template(
         kwargs["GlobalSecondaryIndexes"] = props["GlobalSecondaryIndexes"]
     if props.get("SSESpecification", {}).get("SSEEnabled"):
         kwargs["SSESpecification"] = {"Enabled": True}
+    if stream:
+        view = props["StreamSpecification"]["StreamViewType"]
+        kwargs["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": view}
     client.create_table(**kwargs)
     ttl = props.get("TimeToLiveSpecification")
     if ttl and ttl.get("Enabled"):

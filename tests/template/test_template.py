@@ -20,6 +20,7 @@ from packaging.utils import canonicalize_name
 from samtranslator.translator.transform import transform
 
 from chatmemory.aws.stream_server import HEALTH_PATH
+from chatmemory.domain.change_events import SILENT_OPS
 from tests.support.template import ROOT, TEMPLATE, load_template, resource_properties
 
 
@@ -1140,3 +1141,99 @@ def test_a_stack_with_the_reranker_on_may_call_rerank_and_only_its_model(
             if _allows(s, "bedrock:InvokeModel") and "RerankModelId" in json.dumps(s["Resource"])
         ]
         assert len(model) == 1, function
+
+
+# --- change events -------------------------------------------------------------------
+
+
+def _stream_event() -> dict[str, Any]:
+    (event,) = resource_properties("ChangesFunction")["Events"].values()
+    properties: dict[str, Any] = event["Properties"]
+    assert event["Type"] == "DynamoDB"
+    return properties
+
+
+def test_the_table_streams_new_images_for_the_change_events() -> None:
+    assert _table()["StreamSpecification"] == {"StreamViewType": "NEW_IMAGE"}
+
+
+def test_the_changes_function_reads_the_tables_stream_with_partial_batch_failures() -> None:
+    stream = _stream_event()
+
+    assert stream["Stream"] == {"Fn::GetAtt": ["MemoryTable", "StreamArn"]}
+    assert stream["StartingPosition"] == "TRIM_HORIZON"
+    assert stream["FunctionResponseTypes"] == ["ReportBatchItemFailures"]
+    # Retried until the record leaves the stream; what never got out is noted aside
+    assert stream["MaximumRetryAttempts"] == -1
+    assert stream["DestinationConfig"] == {
+        "OnFailure": {"Destination": {"Fn::GetAtt": ["ChangesDeadLetterQueue", "Arn"]}}
+    }
+
+
+def test_the_stream_filter_passes_new_audit_items_of_the_ops_that_tell_a_change() -> None:
+    (criterion,) = _stream_event()["FilterCriteria"]["Filters"]
+    pattern = json.loads(criterion["Pattern"])
+
+    # New items only, under the audit log's sort keys, and none of an op that tells nothing
+    assert pattern["eventName"] == ["INSERT"]
+    assert pattern["dynamodb"]["Keys"] == {"sk": {"S": [{"prefix": "EVT#"}]}}
+    ((rule,),) = [pattern["dynamodb"]["NewImage"]["op"]["S"]]
+    assert set(rule["anything-but"]) == {op.value for op in SILENT_OPS}
+
+
+def test_the_changes_function_publishes_on_the_stacks_bus() -> None:
+    variables = resource_properties("ChangesFunction")["Environment"]["Variables"]
+    bus = load_template()["Resources"]["ChangeEventBus"]
+    outputs = load_template()["Outputs"]
+
+    assert bus["Type"] == "AWS::Events::EventBus"
+    assert variables["CHATMEMORY_CHANGES"] == "eventbridge"
+    assert variables["CHATMEMORY_EVENT_BUS"] == {"Ref": "ChangeEventBus"}
+    assert outputs["ChangeEventBusName"]["Value"] == {"Ref": "ChangeEventBus"}
+    assert outputs["ChangeEventBusArn"]["Value"] == {"Fn::GetAtt": ["ChangeEventBus", "Arn"]}
+
+
+def test_the_changes_function_may_only_put_events_on_its_bus_and_note_lost_batches(
+    transformed: dict[str, Any],
+) -> None:
+    # Given the role the changes function runs as
+    statements = _statements(transformed, "ChangesFunctionRole")
+    actions = {
+        action
+        for statement in statements
+        for action in (
+            [statement["Action"]] if isinstance(statement["Action"], str) else statement["Action"]
+        )
+    }
+
+    # Then it may put events on the change bus, and on no other
+    puts = [statement for statement in statements if _allows(statement, "events:PutEvents")]
+    assert [statement["Resource"] for statement in puts] == [
+        {"Fn::GetAtt": ["ChangeEventBus", "Arn"]}
+    ]
+    assert {action for action in actions if action.startswith("events:")} == {"events:PutEvents"}
+    # And send only to its dead-letter queue
+    sends = [statement for statement in statements if _allows(statement, "sqs:SendMessage")]
+    assert sends and all("ChangesDeadLetterQueue" in json.dumps(s["Resource"]) for s in sends)
+    # And touch no table data: reading the stream comes with the event source alone
+    assert not [action for action in actions if action.startswith("dynamodb:")]
+    assert "DynamoDBCrudPolicy" not in json.dumps(resource_properties("ChangesFunction"))
+
+
+def test_lost_change_events_are_kept_aside_encrypted_and_raise_an_alarm() -> None:
+    queue = resource_properties("ChangesDeadLetterQueue")
+    alarm = resource_properties("ChangesDeadLetterAlarm")
+
+    assert queue["SqsManagedSseEnabled"] is True
+    assert queue["MessageRetentionPeriod"] == 14 * 24 * 3600
+    assert alarm["Dimensions"] == [
+        {"Name": "QueueName", "Value": {"Fn::GetAtt": ["ChangesDeadLetterQueue", "QueueName"]}}
+    ]
+    assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}]
+
+
+def test_a_consumer_that_was_down_can_replay_the_bus() -> None:
+    archive = resource_properties("ChangeEventArchive")
+
+    assert archive["SourceArn"] == {"Fn::GetAtt": ["ChangeEventBus", "Arn"]}
+    assert archive["RetentionDays"] >= 7

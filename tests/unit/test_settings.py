@@ -46,6 +46,8 @@ VARIABLES = (
     "CHATMEMORY_QUOTA_TURNS_PER_MINUTE",
     "CHATMEMORY_API_URL",
     "CHATMEMORY_TOKEN",
+    "CHATMEMORY_CHANGES",
+    "CHATMEMORY_EVENT_BUS",
     "ANTHROPIC_API_KEY",
     "AWS_REGION",
     "AWS_DEFAULT_REGION",
@@ -180,6 +182,13 @@ def test_an_empty_environment_gives_the_embedded_defaults(home: Path) -> None:
         ({"AWS_LWA_PORT": "9000", "PORT": "not checked"}, "stream_port", 9000),
         ({"CHATMEMORY_QUOTA_TURNS_PER_MINUTE": "5"}, "quota_turns_per_minute", 5),
         ({"CHATMEMORY_QUOTA_TURNS_PER_MINUTE": "0"}, "quota_turns_per_minute", 0),
+        ({"CHATMEMORY_CHANGES": "none"}, "changes", "none"),
+        (
+            {"CHATMEMORY_CHANGES": "eventbridge", "CHATMEMORY_EVENT_BUS": "b", "AWS_REGION": "r"},
+            "changes",
+            "eventbridge",
+        ),
+        ({"CHATMEMORY_EVENT_BUS": "stack-changes"}, "event_bus_name", "stack-changes"),
     ],
 )
 def test_each_variable_sets_its_setting(
@@ -322,6 +331,16 @@ def test_a_variable_set_to_nothing_counts_as_unset(
             {"CHATMEMORY_STORE": "dynamodb", "CHATMEMORY_TABLE_NAME": "memories"},
             "CHATMEMORY_TABLE_NAME",
             "the dynamodb store needs a table name and AWS_REGION",
+        ),
+        (
+            {"CHATMEMORY_CHANGES": "kafka"},
+            "CHATMEMORY_CHANGES",
+            "must be file, eventbridge or none",
+        ),
+        (
+            {"CHATMEMORY_CHANGES": "eventbridge", "AWS_REGION": "eu-west-1"},
+            "CHATMEMORY_EVENT_BUS",
+            "eventbridge changes need a bus name and AWS_REGION",
         ),
     ],
 )

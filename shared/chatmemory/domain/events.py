@@ -8,6 +8,7 @@ from enum import StrEnum
 
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.memory import Kind
 from chatmemory.domain.time import require_utc
 
 
@@ -36,7 +37,12 @@ class Actor(StrEnum):
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class MemoryEvent:
-    """Something that happened to a memory. `related_id` links an update to its other half."""
+    """Something that happened to a memory. `related_id` links an update to its other half.
+
+    `persona` and `kind` say whose memory and what sort it was, so the change feed built
+    from this log never reads a memory row (which holds the words) to describe a change;
+    None on events written before they were recorded.
+    """
 
     user_id: str
     memory_id: str
@@ -45,6 +51,8 @@ class MemoryEvent:
     actor: Actor
     at: datetime
     related_id: str | None = None
+    persona: str | None = None
+    kind: Kind | None = None
 
     def __post_init__(self) -> None:
         rules.user_id(self.user_id)
@@ -58,3 +66,10 @@ class MemoryEvent:
         object.__setattr__(self, "at", require_utc("at", self.at))
         if self.related_id is not None:
             rules.opaque_id("related_id", self.related_id)
+        if self.persona is not None:
+            rules.persona(self.persona)
+        if self.kind is not None:
+            try:
+                object.__setattr__(self, "kind", Kind(self.kind))
+            except ValueError as exc:
+                raise InvalidField("kind", "unknown kind") from exc

@@ -7,6 +7,7 @@ from datetime import datetime
 
 from chatmemory.domain import rules
 from chatmemory.domain.events import Actor
+from chatmemory.domain.memory import Kind
 from chatmemory.domain.time import require_utc
 
 
@@ -16,7 +17,9 @@ class Tombstone:
 
     - `versions`: every row of the belief that carries its words (older versions too);
     - `source_message_ids` / `conversation_ids`: where summaries may have folded it in;
-    - `persona`: whose profile may have been built from it.
+    - `persona`: whose profile may have been built from it;
+    - `kind`: what sort of memory it was (the purge's change event tells it); None on
+      tombstones from before it was kept.
     """
 
     user_id: str
@@ -24,6 +27,7 @@ class Tombstone:
     deleted_at: datetime
     actor: Actor = Actor.USER
     persona: str = rules.DEFAULT_PERSONA
+    kind: Kind | None = None
     versions: tuple[str, ...] = ()
     source_message_ids: tuple[str, ...] = ()
     conversation_ids: tuple[str, ...] = ()
@@ -36,6 +40,8 @@ class Tombstone:
         object.__setattr__(self, "deleted_at", require_utc("deleted_at", self.deleted_at))
         object.__setattr__(self, "actor", Actor(self.actor))
         rules.persona(self.persona)
+        if self.kind is not None:
+            object.__setattr__(self, "kind", Kind(self.kind))
         versions = self.versions or (self.memory_id,)
         object.__setattr__(self, "versions", rules.id_tuple("versions", versions))
         object.__setattr__(

@@ -21,6 +21,7 @@ from chatmemory.config import (
 )
 from chatmemory.domain.errors import InvalidField
 from chatmemory.local import portability_cli
+from chatmemory.local.changes import start_relay
 from chatmemory.local.running import record_running_server, running_server
 from chatmemory.local.server import LocalGateway, LocalServer
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
@@ -100,6 +101,7 @@ def serve(args: argparse.Namespace) -> int:
     jobs = container.jobs_run_here
     if jobs is not None:  # folds, idle pipelines and purges run off the request path
         threading.Thread(target=jobs.run_forever, args=(stop,), name="jobs", daemon=True).start()
+    relay = start_relay(container.change_relay, stop)  # change events into changes.jsonl
     server.start()  # connections are accepted at once; /v1/health says "starting" until ready
     print(
         f"chatmemory is listening on {server.url}\n"
@@ -128,6 +130,8 @@ def serve(args: argparse.Namespace) -> int:
         stop.set()
         record.remove()
         server.stop()
+        if relay is not None:
+            relay.join(timeout=5)  # the last changes out before exiting
     return 0
 
 
@@ -179,6 +183,9 @@ def flush(args: argparse.Namespace) -> int:
         f"{reviewed.dormant} quiet thread(s) went dormant",
         flush=True,
     )
+    if container.change_relay is not None:  # what ran above changed, and what a server left
+        relayed = container.change_relay.relay()
+        print(f"published {relayed.published} change event(s)", flush=True)
     if left:
         print(f"{left} user(s) still have deletions waiting to be purged", file=sys.stderr)
         return 1

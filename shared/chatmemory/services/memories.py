@@ -525,6 +525,8 @@ class MemoryService:
         """Hide `memory` and believe the version it replaced again; False if there is none."""
         if memory.supersedes is None:
             return False
+        # Described as the row it brings back (its persona and kind), never its words.
+        earlier = self._stores.memories.get_memory(memory.user_id, memory.supersedes) or memory
         restored_event = MemoryEvent(
             user_id=memory.user_id,
             memory_id=memory.supersedes,
@@ -533,6 +535,8 @@ class MemoryService:
             actor=tombstone.actor,
             at=tombstone.deleted_at,
             related_id=memory.memory_id,
+            persona=earlier.persona,
+            kind=earlier.kind,
         )
         try:
             restored = self._deletions.revert_supersede(
@@ -673,6 +677,7 @@ class MemoryService:
             deleted_at=at or self._clock.now(),
             actor=actor,
             persona=target.persona,
+            kind=target.kind,
             versions=tuple(dict.fromkeys(v.memory_id for v in reversed(versions))),
             source_message_ids=tuple(message_ids),
             conversation_ids=tuple(conversation_ids),
@@ -690,6 +695,8 @@ class MemoryService:
             actor=actor,
             at=at,
             related_id=related,
+            persona=memory.persona,
+            kind=memory.kind,
         )
 
     # ---- rhythms (seed 003): believed from when the user chats, never from what they say ----

@@ -21,9 +21,11 @@ import functools
 import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import Concatenate, ParamSpec, TypeVar
 
+from chatmemory.domain.events import Actor, MemoryEvent, Op
+from chatmemory.domain.ids import new_event_id
 from chatmemory.domain.notice import announce
 from chatmemory.domain.purge import PurgeRequest
 from chatmemory.domain.tombstone import Tombstone
@@ -39,6 +41,9 @@ log = logging.getLogger(__name__)
 
 #: a purge not finished this long after its delete is started again by the sweep
 PURGE_GRACE = timedelta(minutes=15)
+#: tombstones marked purged in one write, each with its audit event (DynamoDB takes 100
+#: items a transaction)
+_MARKED_TOGETHER = 50
 
 
 # ---- what each step reports: ids and counts, never text (a state machine's payload) ----
@@ -258,12 +263,37 @@ class PurgePipeline:
         """The last step: the read path stops withholding what these deletions touched."""
         now = self._clock.now()
         tombstones = self._selected(request)
-        for tombstone in tombstones:
-            self._stores.tombstones.put_tombstone(
-                dataclasses.replace(tombstone, purged_at=now, purge_error=None)
-            )
+        for start in range(0, len(tombstones), _MARKED_TOGETHER):
+            self._mark(tombstones[start : start + _MARKED_TOGETHER], now)
         oldest = min((t.deleted_at for t in tombstones), default=now)
         return Purged(purged=len(tombstones), latency_ms=int((now - oldest).total_seconds() * 1000))
+
+    def _mark(self, tombstones: Sequence[Tombstone], now: datetime) -> None:
+        """Tombstones marked purged and each purge's audit event, in one write: the change
+        feed tells "purged" exactly when the read path stops withholding."""
+        events = [
+            MemoryEvent(
+                user_id=tombstone.user_id,
+                memory_id=tombstone.memory_id,
+                event_id=new_event_id(now),
+                op=Op.PURGE,
+                actor=Actor.SYSTEM,
+                at=now,
+                persona=tombstone.persona,
+                kind=tombstone.kind,
+            )
+            for tombstone in tombstones
+        ]
+        stores = self._stores
+
+        def mark() -> None:
+            for tombstone in tombstones:
+                stores.tombstones.put_tombstone(
+                    dataclasses.replace(tombstone, purged_at=now, purge_error=None)
+                )
+            stores.events.add_events(events)
+
+        stores.unit_of_work.run(mark, what="the purge was being recorded")
 
     def record_failure(self, request: PurgeRequest, error: str) -> PurgeFailureRecorded:
         """Keep the error's kind on each tombstone (never its text); the tombstones stay

@@ -332,6 +332,8 @@ class ThreadKeeper:
                     op=op,
                     actor=actor,
                     at=now,
+                    persona=row.persona,
+                    kind=row.kind,
                 )
                 for op in manner_ops(before, after)
             ]

@@ -16,6 +16,7 @@ from chatmemory.domain.errors import (
 )
 from chatmemory.domain.events import Op
 from chatmemory.domain.ids import new_memory_id
+from chatmemory.domain.memory import Kind
 from chatmemory.domain.profile import Profile
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.stores import Stores
@@ -158,6 +159,27 @@ def test_the_purge_removes_rows_and_records_the_tombstone_as_purged(
     assert purged.memory_id not in [
         t.memory_id for t in stores.tombstones.list_tombstones(ALICE, unpurged_only=True)
     ]
+
+
+def test_a_tombstone_reads_back_with_every_field(stores: Stores, clock: ManualClock) -> None:
+    memory = builders.memory(ALICE, "Is vegetarian.", clock.now())
+    stores.memories.add_memory(memory)
+    tombstone = Tombstone(
+        user_id=ALICE,
+        memory_id=memory.memory_id,
+        deleted_at=clock.now(),
+        persona="coach",
+        kind=Kind.PREFERENCE,
+        versions=(memory.memory_id, "mem_older"),
+        source_message_ids=("conv_a_1",),
+        conversation_ids=("conv_a",),
+    )
+
+    Deletions(stores).tombstone_memories(ALICE, [tombstone])
+    purged = dataclasses.replace(tombstone, purged_at=clock.now(), purge_error="Timeout")
+    stores.tombstones.put_tombstone(purged)
+
+    assert stores.tombstones.get_tombstone(ALICE, memory.memory_id) == purged
 
 
 def test_a_tombstoned_id_is_never_written_again(stores: Stores, clock: ManualClock) -> None:

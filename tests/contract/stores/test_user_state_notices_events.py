@@ -3,6 +3,7 @@ and the write pipeline's runs."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 from chatmemory.adapters.clock import ManualClock
@@ -81,6 +82,23 @@ def test_events_list_oldest_first_and_are_idempotent(stores: Stores, clock: Manu
     stores.events.add_events([added])
 
     assert stores.events.list_events(ALICE, "mem_x") == [added, used]
+
+
+def test_an_event_reads_back_with_whose_memory_it_was_and_what_sort(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given an event naming its memory's persona and kind, and one from before they were kept
+    described = dataclasses.replace(
+        builders.event(ALICE, "mem_x", Op.CLOSE, clock.now()),
+        related_id="mem_y",
+        persona="coach",
+        kind=Kind.OPEN_LOOP,
+    )
+    bare = builders.event(ALICE, "mem_x", Op.DELETE, clock.now())
+
+    stores.events.add_events([described, bare])
+
+    assert stores.events.list_events(ALICE, "mem_x") == [described, bare]
 
 
 def test_notices_list_newest_first_and_undo_once(stores: Stores, clock: ManualClock) -> None:

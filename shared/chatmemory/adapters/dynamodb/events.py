@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from chatmemory.adapters.dynamodb import keys
 from chatmemory.adapters.dynamodb.items import EventItem
@@ -42,3 +43,18 @@ class DynamoEventLog(EventLog):
             keys.pk(user_id), cls.sk.startswith(keys.event_prefix(memory_id)), consistent_read=True
         )
         return [event_from_item(row) for row in rows]
+
+
+def event_from_stream_image(image: Mapping[str, Any]) -> MemoryEvent | None:
+    """The audit event a DynamoDB Streams record's new image holds (typed attribute values,
+    as the stream delivers them), or None when the item is not an audit event.
+    ValueError when it is one but cannot be read (no retry would read it either)."""
+    sort_key = image.get("sk")
+    if not isinstance(sort_key, Mapping) or not str(sort_key.get("S", "")).startswith(
+        keys.EVENT_PREFIX
+    ):
+        return None
+    try:
+        return event_from_item(EventItem.from_raw_data(dict(image)))
+    except (TypeError, KeyError, AttributeError, ValueError) as exc:  # a malformed item
+        raise ValueError(f"unreadable audit item: {type(exc).__name__}") from None

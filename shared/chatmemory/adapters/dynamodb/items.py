@@ -147,6 +147,7 @@ class TombstoneItem(_Item):
     conversation_ids = ListAttribute[str]()
     purged_at = StorageTimeAttribute(null=True)
     purge_error = UnicodeAttribute(null=True)
+    kind = UnicodeAttribute(null=True)  # absent on tombstones from before it was kept
     # Set while the purge has not finished (see PendingExtraction, which it shares).
     gsi1pk = UnicodeAttribute(null=True)
     gsi1sk = UnicodeAttribute(null=True)
@@ -227,6 +228,9 @@ class EventItem(_Item):
     actor = UnicodeAttribute()
     at = StorageTimeAttribute()
     related_id = UnicodeAttribute(null=True)
+    # Absent on events from before the change feed described them.
+    persona = UnicodeAttribute(null=True)
+    kind = UnicodeAttribute(null=True)
 
 
 class NoticeItem(_Item):

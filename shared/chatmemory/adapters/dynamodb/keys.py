@@ -25,6 +25,7 @@ CONVERSATION_PREFIX = "CONV#"
 PROFILE_PREFIX = "PROFILE#"
 NOTICE_PREFIX = "NOTICE#"
 RUN_PREFIX = "RUN#"
+EVENT_PREFIX = "EVT#"  # the audit log; the change feed's stream filter matches it
 ROOM_SK = "ROOM"
 ROOM_MESSAGE_PREFIX = "MSG#"
 MAX_SEQ = 9_999_999_999  # ten digits: the widest seq a message id carries
@@ -88,7 +89,7 @@ def profile_sk(persona: str) -> str:
 
 
 def event_prefix(memory_id: str) -> str:
-    return f"EVT#{memory_id}#"
+    return f"{EVENT_PREFIX}{memory_id}#"
 
 
 def event_sk(event: MemoryEvent) -> str:

@@ -174,6 +174,7 @@ def tombstone_item(items: BoundItems, tombstone: Tombstone) -> TombstoneItem:
         conversation_ids=list(tombstone.conversation_ids),
         purged_at=tombstone.purged_at,
         purge_error=tombstone.purge_error,
+        kind=None if tombstone.kind is None else tombstone.kind.value,
     )
     pending = keys.purge_pending_keys(tombstone)
     if pending:
@@ -193,6 +194,7 @@ def tombstone_from_item(item: TombstoneItem) -> Tombstone:
         conversation_ids=tuple(item.conversation_ids),
         purged_at=item.purged_at,
         purge_error=item.purge_error,
+        kind=None if item.kind is None else Kind(item.kind),
     )
 
 
@@ -402,6 +404,8 @@ def event_item(items: BoundItems, event: MemoryEvent) -> EventItem:
         actor=event.actor.value,
         at=event.at,
         related_id=event.related_id,
+        persona=event.persona,
+        kind=None if event.kind is None else event.kind.value,
     )
 
 
@@ -414,6 +418,8 @@ def event_from_item(item: EventItem) -> MemoryEvent:
         actor=Actor(item.actor),
         at=item.at,
         related_id=item.related_id,
+        persona=item.persona,
+        kind=None if item.kind is None else Kind(item.kind),
     )
 
 

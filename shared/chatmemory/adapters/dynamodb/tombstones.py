@@ -58,7 +58,9 @@ class DynamoTombstoneStore(TombstoneStore):
         return sorted(found, key=lambda t: (t.deleted_at, t.memory_id))
 
     def put_tombstone(self, tombstone: Tombstone) -> None:
-        tombstone_item(self._table.items, tombstone).save()
+        # Through commit, so it joins a unit of work (the purge marks a tombstone purged
+        # and records the purge's audit event together).
+        self._table.commit([Write("put", tombstone_item(self._table.items, tombstone))])
 
     def raise_forget_watermark(self, user_id: str, at: datetime) -> bool:
         cls = self._table.items.user_state

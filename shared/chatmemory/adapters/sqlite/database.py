@@ -35,6 +35,11 @@ class Database:
         self._lock = threading.Lock()
         self._migrate()
 
+    @property
+    def path(self) -> Path:
+        """The database file."""
+        return self._path
+
     def connection(self) -> sqlite3.Connection:
         conn: sqlite3.Connection | None = getattr(self._local, "conn", None)
         if conn is None:

@@ -43,7 +43,7 @@ OBSERVED_TURN_COLUMNS = (
 )
 TOMBSTONE_COLUMNS = (
     "user_id, memory_id, deleted_at, actor, persona, versions, source_message_ids, "
-    "conversation_ids, purged_at, purge_error"
+    "conversation_ids, purged_at, purge_error, kind"
 )
 
 
@@ -160,6 +160,7 @@ def tombstone_row(tombstone: Tombstone) -> tuple[Any, ...]:
         json.dumps(list(tombstone.conversation_ids)),
         opt_time(tombstone.purged_at),
         tombstone.purge_error,
+        None if tombstone.kind is None else tombstone.kind.value,
     )
 
 
@@ -175,6 +176,7 @@ def tombstone_from_row(row: sqlite3.Row) -> Tombstone:
         conversation_ids=tuple(json.loads(row["conversation_ids"])),
         purged_at=opt_parse(row["purged_at"]),
         purge_error=row["purge_error"],
+        kind=None if row["kind"] is None else Kind(row["kind"]),
     )
 
 

@@ -12,7 +12,7 @@ from chatmemory.domain.time import from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.deletions import TombstoneStore
 
-_VALUES = "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_VALUES = "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 
 
 class SqliteTombstoneStore(TombstoneStore):

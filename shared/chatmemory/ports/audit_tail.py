@@ -1,0 +1,43 @@
+"""Reading the audit log in the order it was written, from where a reader stopped.
+
+The change feed's relay tails the log this way where no stream does it for us (SQLite,
+locally; on AWS, DynamoDB Streams deliver the table's new audit items instead).
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+
+from chatmemory.domain.events import MemoryEvent
+
+
+@dataclass(frozen=True, slots=True)
+class TailPage:
+    """Audit events after a position, oldest first, and the position after the last."""
+
+    events: tuple[MemoryEvent, ...]
+    position: int
+
+
+class AuditTail(ABC):
+    """Every user's audit events in write order, and the one cursor the relay keeps."""
+
+    @abstractmethod
+    def position(self) -> int:
+        """Where the relay stopped: every event up to here was published."""
+
+    @abstractmethod
+    def read_after(self, position: int, limit: int) -> TailPage:
+        """Up to `limit` events written after `position`, in write order (a read across
+        users: the relay's only)."""
+
+    @abstractmethod
+    def advance(self, position: int) -> None:
+        """Remember that everything up to `position` was published (never moves back)."""
+
+    @abstractmethod
+    def claimed(self) -> AbstractContextManager[bool]:
+        """Whether this process is the one relaying now (True inside the block), so the
+        server's worker and `chatmemory flush` never publish the same events at once."""
