@@ -508,8 +508,14 @@ function appendTurn(role, text) {
   const body = h("p", { class: "turn-text" }, text);
   const turn = h("li", { class: `turn ${role}` }, h("p", { class: "who" }, role === "user" ? "You" : "chatmemory"), body);
   $("chat-log").append(turn);
-  turn.scrollIntoView({ block: "end" });
+  followConversation();
   return { turn, body };
+}
+
+/** Keep the newest words in view while a reply streams in. */
+function followConversation() {
+  const log = $("chat-log");
+  log.scrollTop = log.scrollHeight;
 }
 
 /** The SSE blocks of a streamed turn: `event: token` pieces, then `done` (or `error`). */
@@ -560,7 +566,10 @@ async function sendMessage(text) {
     let done = null;
     if ((response.headers.get("Content-Type") || "").startsWith("text/event-stream")) {
       for await (const { event, data } of streamedEvents(response)) {
-        if (event === "token") reply.body.textContent += data.text;
+        if (event === "token") {
+          reply.body.textContent += data.text;
+          followConversation();
+        }
         else if (event === "done") done = data;
         else if (event === "error") throw new ApiError(502, data.error.code, data.error.message);
       }
@@ -596,6 +605,7 @@ async function finishTurn(turn, done) {
     lines.push(h("p", { class: "used" }, "Saved now: ", done.saved.map(labelOf).join(" · ")));
   }
   turn.append(...lines);
+  followConversation();
   scheduleNoticePolls();
 }
 
@@ -642,6 +652,7 @@ function showToast(notice) {
     }
   });
   $("toasts").append(toast);
+  followConversation(); // the notice takes room from the conversation
 }
 
 // ---- wiring ----------------------------------------------------------------------------
