@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 import pytest
-from playwright.sync_api import Locator, Page, expect
+from playwright.sync_api import Locator, Page, Route, expect
 
 from tests.browser.conftest import OpenPage, Site
 from tests.support.local_server import ROOT
@@ -236,6 +236,29 @@ def test_a_phone_width_page_fits_and_chats(open_page: OpenPage) -> None:
     for name in ("Send", "Save note", "Forget everything…", "Delete"):
         box = page.get_by_role("button", name=name).first.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375, name
+
+
+def test_where_the_gateway_cannot_stream_the_whole_reply_still_shows(
+    open_page: OpenPage,
+) -> None:
+    # Given Hal's page behind a gateway that answers chat as one JSON object (API Gateway
+    # on AWS): the real server's answer to the same call, asked for as JSON
+    page = open_page("hal")
+
+    def as_json(route: Route) -> None:
+        headers = {**route.request.headers, "accept": "application/json"}
+        route.fulfill(response=route.fetch(headers=headers))
+
+    page.route("**/v1/chat", as_json)
+
+    # When he chats
+    with page.expect_response("**/v1/chat") as answered:
+        reply = say_in_chat(page, "Remember that I play chess.")
+
+    # Then the reply and what it saved show as they would have streamed
+    assert answered.value.headers["content-type"].startswith("application/json")
+    expect(reply.locator(".turn-text")).to_contain_text("I'll remember: Plays chess.")
+    expect(reply.locator(".used")).to_have_text("Saved now: Plays chess.")
 
 
 def tab_until(page: Page, selector: str, *, backwards: bool = False, limit: int = 60) -> None:
