@@ -78,6 +78,7 @@ def test_remember_see_correct_undo_and_delete(open_page: OpenPage, site: Site) -
     thread = memory(page, "Is job-hunting")
     expect(thread).to_contain_text("thread: live")
     page.screenshot(path=str(SCREENSHOT))
+    assert page.evaluate(LOW_CONTRAST_TEXTS) == []  # every text at WCAG AA, history included
 
     # When she undoes it
     toast.get_by_role("button", name="Undo").click()
@@ -233,6 +234,7 @@ def test_a_phone_width_page_fits_and_chats(open_page: OpenPage) -> None:
     # Then the page fits the screen: nothing is cut off sideways
     expect(reply.locator(".used")).to_have_text("Saved now: Cycles to work.")
     assert page.evaluate("() => document.documentElement.scrollWidth") <= 375
+    assert page.evaluate(LOW_CONTRAST_TEXTS) == []
     for name in ("Send", "Save note", "Forget everything…", "Delete"):
         box = page.get_by_role("button", name=name).first.bounding_box()
         assert box is not None and box["x"] >= 0 and box["x"] + box["width"] <= 375, name
@@ -259,6 +261,37 @@ def test_where_the_gateway_cannot_stream_the_whole_reply_still_shows(
     assert answered.value.headers["content-type"].startswith("application/json")
     expect(reply.locator(".turn-text")).to_contain_text("I'll remember: Plays chess.")
     expect(reply.locator(".used")).to_have_text("Saved now: Plays chess.")
+
+
+# Every visible text's contrast with the background it sits on (WCAG 2's formula).
+LOW_CONTRAST_TEXTS = r"""() => {
+  const parse = (css) => {
+    const parts = (css.match(/rgba?\(([^)]+)\)/) || [, ""])[1].split(/[ ,/]+/).filter(Boolean);
+    return parts.length ? parts.map(Number).concat(parts.length === 3 ? [1] : []) : null;
+  };
+  const channel = (v) => ((v /= 255) <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4);
+  const luminance = ([r, g, b]) => 0.2126 * channel(r) + 0.7152 * channel(g) + 0.0722 * channel(b);
+  const background = (element) => {
+    for (let e = element; e; e = e.parentElement) {
+      const colour = parse(getComputedStyle(e).backgroundColor);
+      if (colour && colour[3] > 0) return colour;
+    }
+    return [255, 255, 255, 1];
+  };
+  const low = [];
+  const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) {
+    const element = walker.currentNode.parentElement;
+    const text = walker.currentNode.textContent.trim();
+    if (!text || !element.checkVisibility()) continue;
+    if (element.closest(".visually-hidden, :disabled")) continue; // (disabled: exempt)
+    const a = luminance(parse(getComputedStyle(element).color));
+    const b = luminance(background(element));
+    const ratio = (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05);
+    if (ratio < 4.5) low.push(`${text.slice(0, 40)}: ${ratio.toFixed(2)}`);
+  }
+  return low;
+}"""
 
 
 def tab_until(page: Page, selector: str, *, backwards: bool = False, limit: int = 60) -> None:
