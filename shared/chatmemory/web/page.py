@@ -57,7 +57,7 @@ def _text(name: str) -> str:
 def page_response(route_key: str) -> dict[str, Any]:
     """The gateway response for `GET <path>` of the page; a 404 for anything else."""
     method, _, path = route_key.partition(" ")
-    page_file = PAGE_FILES.get(path) if method in ("GET", "HEAD") else None
+    page_file = PAGE_FILES.get(path) if method == "GET" else None
     if page_file is None:
         body = json.dumps({"error": {"code": "not_found", "message": "no such route"}})
         return {
