@@ -40,7 +40,9 @@ LOCKING = _load_locking()
 # The region the aws_env fixture sets; lint for the same one the transform runs in.
 REGION = "eu-west-1"
 
-PUBLIC_ROUTES = {("GET", "/v1/health"), ("GET", "/v1/openapi.json")}
+# The manage page's files hold no data (the page signs in with the user's token).
+PAGE_ROUTES = {("GET", "/"), ("GET", "/app.js"), ("GET", "/app.css"), ("GET", "/favicon.svg")}
+PUBLIC_ROUTES = {("GET", "/v1/health"), ("GET", "/v1/openapi.json"), *PAGE_ROUTES}
 
 # Every route of docs/api.md and the function that serves it.
 ROUTES = {
@@ -71,6 +73,7 @@ ROUTES = {
     ("POST", "/v1/rooms/{room_id}/messages"): "RoomsFunction",
     ("GET", "/v1/rooms/{room_id}/context"): "RoomsFunction",
     ("POST", "/v1/rooms/{room_id}/turn"): "RoomsFunction",
+    **dict.fromkeys(PAGE_ROUTES, "WebFunction"),
 }
 
 # sam package uploads local folders and swaps in s3:// URIs; the bare transform needs those.
@@ -188,7 +191,7 @@ def test_the_default_authorizer_verifies_jwts_from_the_configured_issuer_and_aud
     }
 
 
-def test_only_health_and_openapi_are_reachable_without_a_token(
+def test_only_health_openapi_and_the_page_are_reachable_without_a_token(
     transformed: dict[str, Any],
 ) -> None:
     # Given the OpenAPI body API Gateway receives after the transform

@@ -1,4 +1,4 @@
-"""`chatmemory serve | token | flush | nightly | export | import | mcp` — the local
+"""`chatmemory serve | token | open | flush | nightly | export | import | mcp` — the local
 developer's entry points."""
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ from chatmemory.config import (
 from chatmemory.domain.errors import InvalidField
 from chatmemory.local import portability_cli
 from chatmemory.local.changes import start_relay
+from chatmemory.local.open_cli import DEFAULT_PAGE_HOURS, open_page
 from chatmemory.local.running import record_running_server, running_server
 from chatmemory.local.server import LocalGateway, LocalServer
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
@@ -238,6 +239,17 @@ def build_parser() -> argparse.ArgumentParser:
         "--hours", type=_hours, default=24 * 7, help="lifetime, up to a year (default 7 days)"
     )
     token_cmd.set_defaults(run=token)
+
+    open_cmd = commands.add_parser(
+        "open", help="open the manage page and demo chat of the running server, signed in"
+    )
+    open_cmd.add_argument("user_id", help="the user to sign in as")
+    open_cmd.add_argument("--state-dir", help="the state folder the server uses (checked)")
+    open_cmd.add_argument(
+        "--hours", type=_hours, default=DEFAULT_PAGE_HOURS, help="the sign-in's lifetime"
+    )
+    open_cmd.add_argument("--no-browser", action="store_true", help="only print the address")
+    open_cmd.set_defaults(run=open_page)
 
     flush_cmd = commands.add_parser(
         "flush", help="run every pending background pipeline now (no waiting for idle timers)"
