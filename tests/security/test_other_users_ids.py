@@ -24,6 +24,9 @@ AS_STREAM = {"Accept": "text/event-stream"}
 # Where a body's id names the object to create rather than one to find: a user's token may
 # not choose it (docs/api.md "Rooms"), so alice's id is refused exactly as a free one is.
 CREATES = {"POST /v1/rooms"}
+# A body's id the client makes up for its own request (an idempotency key, docs/api.md
+# "Observe"): each user has their own, so another user's is simply a new one of bob's.
+CLIENT_KEYS = {"turn_id"}
 
 
 @dataclass(frozen=True)
@@ -41,7 +44,9 @@ class Attempt:
 
 
 def _id_fields(operation: Operation) -> list[str]:
-    return [name for name in operation.body_fields if name.endswith("_id")]
+    return [
+        name for name in operation.body_fields if name.endswith("_id") and name not in CLIENT_KEYS
+    ]
 
 
 def attempts_with(
@@ -165,6 +170,24 @@ def test_alices_ids_still_work_for_alice(
 
     # Then she is answered
     assert answers and set(answers.values()) == {200}, answers
+
+
+def test_another_users_turn_id_is_a_new_turn_of_ones_own(
+    server: Running, container: Container
+) -> None:
+    # Given a turn alice reported under her own turn id
+    alice, bob = server.token_for("alice"), server.token_for("bob")
+    turn = {"turn_id": "t-1", "user": "I'm vegetarian.", "assistant": "Noted."}
+    hers = server.call("POST", "/v1/observe", token=alice, body=turn)
+    before = stored_for(container.stores, "alice")
+
+    # When bob reports a turn under the same id
+    his = server.call("POST", "/v1/observe", token=bob, body={**turn, "user": "I'm a nurse."})
+
+    # Then it is bob's own new turn, and nothing of alice's is touched or told
+    assert (hers.status, his.status) == (201, 201)
+    assert his.body["conversation_id"] != hers.body["conversation_id"]
+    assert stored_for(container.stores, "alice") == before
 
 
 def test_another_users_listing_cursor_reveals_nothing(server: Running) -> None:
