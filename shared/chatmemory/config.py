@@ -18,6 +18,7 @@ from pydantic import AfterValidator, BeforeValidator, Field, ValidationError
 from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 
 from chatmemory.adapters.clock import ShiftedClock, SystemClock
+from chatmemory.deadline import time_left
 from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.quotas import MODEL_TURNS
 from chatmemory.ports.change_feed import ChangeFeed
@@ -576,7 +577,13 @@ class Container:
             chat = self.settings.chat_model or claude.DEFAULT_CHAT_MODEL
             fast = self.settings.fast_model or claude.DEFAULT_FAST_MODEL
             deep = self.settings.deep_model or claude.DEFAULT_DEEP_MODEL
-        return claude.ClaudeModel(client=client, chat_model=chat, fast_model=fast, deep_model=deep)
+        return claude.ClaudeModel(
+            client=client,
+            chat_model=chat,
+            fast_model=fast,
+            deep_model=deep,
+            time_left=time_left,
+        )
 
     def _anthropic_key(self) -> str:
         """The key from the environment locally; on AWS from Secrets Manager (cached)."""

@@ -19,7 +19,7 @@ from chatmemory.adapters.claude import ClaudeModel
 from chatmemory.adapters.claude.clients import DEFAULT_CHAT_MODEL, DEFAULT_FAST_MODEL
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.config import Settings, use_container
-from chatmemory.deadline import ANSWER_MARGIN_SECONDS, request_deadline
+from chatmemory.deadline import ANSWER_MARGIN_SECONDS, request_deadline, time_left
 from chatmemory.domain.errors import ModelUnavailable
 from chatmemory.domain.prompt import ContextBlocks, Turn, render
 from chatmemory.local.server import LocalLambdaContext
@@ -51,7 +51,12 @@ def claude(fake: FakeClaude, *, max_retries: int = 2) -> ClaudeModel:
         max_retries=max_retries,
         timeout=httpx2.Timeout(30.0, connect=3.0),
     )
-    return ClaudeModel(client=client, chat_model=DEFAULT_CHAT_MODEL, fast_model=DEFAULT_FAST_MODEL)
+    return ClaudeModel(
+        client=client,
+        chat_model=DEFAULT_CHAT_MODEL,
+        fast_model=DEFAULT_FAST_MODEL,
+        time_left=time_left,  # the request deadline, as config wires it
+    )
 
 
 def summarize(model: ClaudeModel) -> str:

@@ -361,7 +361,7 @@ def test_a_streamed_turn_past_the_quota_is_a_429_before_any_stream(
     settings = Settings(state_dir=tmp_path, embedder="hashing", quota_turns_per_minute=2)
     container = Container(settings, clock)
     use_container(container)
-    server = StreamServer("127.0.0.1", 0, JwksVerifier(ISSUER, AUDIENCES, fetch_jwks=issuer.jwks))
+    server = StreamServer("127.0.0.1", 0, JwksVerifier(ISSUER, AUDIENCES, fetch=issuer.fetch))
     server.start()
     try:
         running = Running(server, issuer, container)

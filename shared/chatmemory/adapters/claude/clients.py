@@ -3,10 +3,19 @@ and the model ids used when the settings name none."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import anthropic
 import httpx2
 
-from chatmemory.deadline import time_left
+#: seconds the current request has left (≤ 0 once past), or None when it is unbounded
+TimeLeft = Callable[[], float | None]
+
+
+def unbounded() -> float | None:
+    """No deadline: outside a request, and wherever none is wired in."""
+    return None
+
 
 # Current ids from the SDK's own `ModelParam` literal list (anthropic 2.14.0), none of them
 # in its DEPRECATED_MODELS: the Sonnet tier chats, the Haiku tier folds summaries and
@@ -70,7 +79,9 @@ def deep_timeout() -> httpx2.Timeout:
     return _bounded(DEEP_TIMEOUT_SECONDS)
 
 
-def within_deadline(client: ClaudeClient, *, deep: bool = False) -> ClaudeClient:
+def within_deadline(
+    client: ClaudeClient, time_left: TimeLeft, *, deep: bool = False
+) -> ClaudeClient:
     """The client to make one call with: given at most the request's time left, and retries
     only where every attempt still fits (OutOfTime when too little is left).
 

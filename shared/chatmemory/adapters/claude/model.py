@@ -58,7 +58,13 @@ from chatmemory.adapters.claude.answer_tools import (
     ROUTE_MEMORIES_TOOL,
     USES_MAX_TOKENS,
 )
-from chatmemory.adapters.claude.clients import ClaudeClient, OutOfTime, within_deadline
+from chatmemory.adapters.claude.clients import (
+    ClaudeClient,
+    OutOfTime,
+    TimeLeft,
+    unbounded,
+    within_deadline,
+)
 from chatmemory.adapters.claude.failures import SDK_FAILURES, failure_kind, unavailable
 from chatmemory.adapters.claude.prompts import (
     extract_prompt,
@@ -78,7 +84,6 @@ from chatmemory.adapters.claude.requests import (
     tool_param,
     uses_request,
 )
-from chatmemory.deadline import time_left
 from chatmemory.domain.errors import ModelRefused
 from chatmemory.domain.extraction import ExtractionInput, ExtractionResult, RoomSeat
 from chatmemory.domain.prompt import RenderedPrompt, Turn, neutralise
@@ -114,6 +119,7 @@ class ClaudeModel(Model):
         deep_model: str | None = None,
         max_tokens: int = 1024,
         max_tool_rounds: int = 3,
+        time_left: TimeLeft = unbounded,
     ) -> None:
         """`deep_model`: what deep extractions run on (None: the chat model, the stronger
         of the two others)."""
@@ -123,12 +129,14 @@ class ClaudeModel(Model):
         self._deep_model = deep_model or chat_model
         self._max_tokens = max_tokens
         self._max_tool_rounds = max_tool_rounds
+        # How long the current request may still take (config wires the request deadline).
+        self._time_left = time_left
         self.name = chat_model
 
     def _bounded_client(self, *, deep: bool = False) -> ClaudeClient:
         """The client for one call, within the request's time left (see `within_deadline`)."""
         try:
-            return within_deadline(self._client, deep=deep)
+            return within_deadline(self._client, self._time_left, deep=deep)
         except OutOfTime as exc:
             raise unavailable(f"timeout (no time left: {exc})") from None
 
@@ -212,7 +220,7 @@ class ClaudeModel(Model):
                         yield ReplyDelta(event.text)
                     elif event.type == "message_stop":
                         stopped = True
-                    left = time_left()
+                    left = self._time_left()
                     if left is not None and left <= 0:  # chunks still coming, time gone
                         raise unavailable("timeout (the request's time ran out mid-stream)")
                 if not stopped:
