@@ -42,7 +42,13 @@ class Wired(Container):
 
 def load_handler(function_folder: str) -> Any:
     """`functions/<folder>/app.py`'s lambda_handler, imported fresh under its own name."""
-    name = f"test_function_{function_folder}"
+    return load_function(function_folder).lambda_handler
+
+
+def load_function(function_folder: str) -> Any:
+    """`functions/<folder>/app.py` as a module (a nested folder such as `pipeline/extract`
+    too), imported fresh under its own name."""
+    name = f"test_function_{function_folder.replace('/', '_')}"
     spec = importlib.util.spec_from_file_location(
         name, ROOT / "functions" / function_folder / "app.py"
     )
@@ -50,7 +56,7 @@ def load_handler(function_folder: str) -> Any:
     module = importlib.util.module_from_spec(spec)
     sys.modules[name] = module
     spec.loader.exec_module(module)
-    return module.lambda_handler
+    return module
 
 
 def sample_event(folder: str, name: str) -> dict[str, Any]:
