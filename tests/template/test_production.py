@@ -292,3 +292,12 @@ def test_the_api_functions_resume_from_a_snapshot_through_their_alias(
             and resource["Properties"]["FunctionName"] == {"Ref": f"{function}Aliaslive"}
         ]
         assert permissions, f"the HTTP API may not invoke {function}'s alias"
+
+
+def test_every_function_gets_the_stacks_per_user_quota() -> None:
+    template = load_template()
+    variables = template["Globals"]["Function"]["Environment"]["Variables"]
+    parameter = template["Parameters"]["UserTurnsPerMinute"]
+
+    assert variables["CHATMEMORY_QUOTA_TURNS_PER_MINUTE"] == {"Ref": "UserTurnsPerMinute"}
+    assert parameter["Default"] == 30 and parameter["MinValue"] == 0
