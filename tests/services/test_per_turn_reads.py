@@ -16,9 +16,11 @@ from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.hashing_embedder import HashingEmbedder
 from chatmemory.adapters.opensearch_index import OpenSearchIndex
+from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.context import ContextRequest, ContextService
+from chatmemory.services.deletions import Deletions
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
@@ -109,11 +111,16 @@ def test_a_turn_reads_as_much_for_a_long_history_as_for_a_short_one(
 def test_a_partition_written_before_the_markers_reads_its_rows_once_then_never_again(
     metered_stores: tuple[Stores, ReadMeter], clock: ManualClock
 ) -> None:
-    # Given a user whose partition has no digest markers or tombstone copies yet
+    # Given a user whose partition has no digest markers or tombstone copies yet, with a
+    # deletion whose purge has not finished
     stores, meter = metered_stores
     indexer = MemoryIndexer(HashingEmbedder(), ExactIndex(stores.recall))
     with quick_transactions():
         past = history.seed(stores, clock, indexer, SHORT, in_use=5, history=28)
+    city = next(m for m in stores.memories.iter_memories(SHORT) if "Bengaluru" in m.text)
+    Deletions(stores).tombstone_memories(
+        SHORT, [Tombstone(user_id=SHORT, memory_id=city.memory_id, deleted_at=clock.now())]
+    )
     clock.advance(timedelta(minutes=1))
     _forget_markers(SHORT)
     service = _turn(stores, clock, ExactIndex(stores.recall))
@@ -122,13 +129,18 @@ def test_a_partition_written_before_the_markers_reads_its_rows_once_then_never_a
     # When the first turn reads, and then the next
     with meter.counting() as first:
         built = service.build(request)
+        pending = stores.tombstones.list_tombstones(SHORT, unpurged_only=True)
     with meter.counting() as second:
         again = service.build(request)
+        still = stores.tombstones.list_tombstones(SHORT, unpurged_only=True)
 
-    # Then both send the same memories; only the first went to the rows
+    # Then both send the same memories and see the same pending purge; only the first
+    # went to the rows and to every tombstone
     assert built.memories_used and again.memories_used == built.memories_used
-    assert any(read.target == "by_created MEM#" for read in first.requests)
-    assert not any(read.target in ("by_created MEM#", "TOMB#") for read in second.requests)
+    assert [t.memory_id for t in pending] == [t.memory_id for t in still] == [city.memory_id]
+    assert {"by_created MEM#", "TOMB#"} <= {read.target for read in first.requests}
+    assert not {"by_created MEM#", "TOMB#"} & {read.target for read in second.requests}
+    assert {"DIGEST#", "UNPURGED#"} <= {read.target for read in second.requests}
     assert second.items < first.items
 
 
