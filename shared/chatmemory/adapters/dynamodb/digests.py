@@ -234,31 +234,20 @@ class DigestMarkers:
         return [row for row in rows if not row.hidden]
 
     def _complete(self, user_id: str, active: Sequence[Memory], now: datetime) -> None:
-        """Give every row in use the marker it lacks, and take it from every active row
-        out of use, each with a check that its row is still as read (so a row changed
+        """Write the marker of every active row as read: put for those in use, deleted for
+        the others, each with a check that its row is still as read (so a row changed
         meanwhile never ends with a stale marker, or without its marker); then mark the
-        user's markers complete."""
+        user's markers complete. Markers already there are rewritten, so a new `LAYOUT`
+        rewrites every partition's markers once."""
         memory_cls = self._table.items.memory
         pk = keys.pk(user_id)
         for chunk in chunks(list(active), TRANSACTION_MAX // 2):
-            present = {
-                marker.sk
-                for marker in self._cls.batch_get(
-                    [(pk, keys.digest_sk(m.memory_id)) for m in chunk],
-                    consistent_read=True,
-                    attributes_to_get=["pk", "sk"],
-                )
-            }
             writes: list[Write] = []
             for memory in chunk:
-                marked = keys.digest_sk(memory.memory_id) in present
-                wanted = shows(memory, memory.valid_until, now)
-                if marked == wanted:
-                    continue
                 row = memory_cls(pk, keys.memory_sk(memory.memory_id))
                 writes.append(Write("check", row, all_of(*as_read(memory_cls, memory))))
-                if wanted:
-                    writes.append(Write("put", self._item(memory), self._cls.sk.does_not_exist()))
+                if shows(memory, memory.valid_until, now):
+                    writes.append(self.put(memory))
                 else:
                     writes.append(self.delete(user_id, memory.memory_id))
             self._table.commit(writes)

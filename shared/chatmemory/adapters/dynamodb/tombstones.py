@@ -118,27 +118,18 @@ class DynamoTombstoneStore(TombstoneStore):
         return state is not None and state.unpurged_copies == COPIES
 
     def _complete(self, user_id: str, pending: Sequence[Tombstone]) -> None:
-        """Write the copies these pending tombstones lack, each with a check that its
-        tombstone is still as read, then mark the user's copies complete. Outside a unit of
-        work only; a failure leaves it for the next read."""
+        """Write the copy of each of these pending tombstones (again, if it has one), each
+        with a check that its tombstone is still as read, then mark the user's copies
+        complete. Outside a unit of work only; a failure leaves it for the next read."""
         if self._table.in_unit:
             return
         cls = self._table.items.tombstone
         pk = keys.pk(user_id)
         try:
             for chunk in chunks(list(pending), TRANSACTION_MAX // 2):
-                present = {
-                    item.sk
-                    for item in cls.batch_get(
-                        [(pk, keys.unpurged_sk(t.memory_id)) for t in chunk],
-                        consistent_read=True,
-                        attributes_to_get=["pk", "sk"],
-                    )
-                }
                 writes: list[Write] = []
                 for tombstone in chunk:
-                    if keys.unpurged_sk(tombstone.memory_id) in present:
-                        continue
+                    # Only the purge changes a tombstone, and only these two fields.
                     as_read = all_of(
                         cls.sk.exists(),
                         cls.purged_at.does_not_exist(),
@@ -147,11 +138,7 @@ class DynamoTombstoneStore(TombstoneStore):
                         else cls.purge_error == tombstone.purge_error,
                     )
                     key = cls(pk, keys.tombstone_sk(tombstone.memory_id))
-                    copy = self._copy(tombstone)
-                    writes += [
-                        Write("check", key, as_read),
-                        Write("put", copy.item, cls.sk.does_not_exist()),
-                    ]
+                    writes += [Write("check", key, as_read), self._copy(tombstone)]
                 self._table.commit(writes)
             state = self._state
             self._table.commit(
