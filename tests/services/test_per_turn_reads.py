@@ -6,16 +6,20 @@ from the bytes it read (tests/support/read_units.py), by DynamoDB's billing rule
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from datetime import timedelta
+from unittest import mock
 
 import boto3
 import pytest
 
 from chatmemory.adapters.clock import ManualClock
+from chatmemory.adapters.dynamodb.digests import DigestMarkers
+from chatmemory.adapters.dynamodb.items import DigestItem
 from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.hashing_embedder import HashingEmbedder
 from chatmemory.adapters.opensearch_index import OpenSearchIndex
+from chatmemory.domain import fading
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorIndex
@@ -24,7 +28,7 @@ from chatmemory.services.deletions import Deletions
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
-from tests.support import history
+from tests.support import builders, history
 from tests.support.fast_moto import quick_transactions
 from tests.support.opensearch_fake import FakeCollection
 from tests.support.read_units import ReadMeter, Reads, metered
@@ -163,3 +167,27 @@ def _forget_markers(user_id: str) -> None:
         Key={"pk": pk, "sk": {"S": "USER"}},
         UpdateExpression="REMOVE digest_markers, unpurged_copies",
     )
+
+
+def test_a_belief_revived_while_a_turn_drops_its_faded_marker_stays_in_use(
+    metered_stores: tuple[Stores, ReadMeter], clock: ManualClock
+) -> None:
+    # Given a mood that faded (its marker still there) and a turn that reads it as faded
+    stores, _meter = metered_stores
+    mood = builders.memory("ann01", "Feels tired.", clock.now(), category="mood")
+    stores.memories.add_memory(mood)
+    stores.recall.memory_digests("ann01")  # the partition's markers are complete
+    clock.advance(timedelta(days=14))
+    prune = DigestMarkers._prune
+
+    def revived_meanwhile(markers: DigestMarkers, faded: Sequence[DigestItem]) -> None:
+        [row] = stores.memories.get_memories("ann01", [mood.memory_id])
+        stores.memories.set_fading("ann01", [fading.reinforced(row, clock.now())])
+        prune(markers, faded)
+
+    # When the mood is said again between that read and its marker's delete
+    with mock.patch.object(DigestMarkers, "_prune", revived_meanwhile):
+        assert stores.recall.memory_digests("ann01") == []
+
+    # Then the revival wins: the next turn reads it
+    assert [d.memory_id for d in stores.recall.memory_digests("ann01")] == [mood.memory_id]
