@@ -23,8 +23,9 @@ a forgotten row's is dropped by the read, a hidden row's at its purge, and every
 that puts memories in a prompt reads their rows.
 
 A partition written before the markers existed has none: until the USER item's
-`digest_markers` says the user's markers are complete, the read goes to the rows as it
-used to, writes the missing markers (each guarded on its row as read) and sets it.
+`digest_markers` says the user's markers are complete (at this `LAYOUT`), the read goes to
+the rows as it used to, writes every active row's marker (each guarded on its row as
+read) and sets it.
 """
 
 from __future__ import annotations
@@ -193,7 +194,7 @@ class DigestMarkers:
         self, user_id: str, persona: str | None, forgotten: datetime | None
     ) -> list[MemoryDigest]:
         """The digests read from the rows (what every read did before the markers), then,
-        outside a unit of work, the markers that are missing written and the user marked
+        outside a unit of work, every active row's marker written and the user marked
         complete; a failure only leaves that for the next read."""
         now = self._table.now()
         active = [memory_from_item(row) for row in self._active_rows(user_id, forgotten)]
