@@ -262,6 +262,24 @@ def test_forget_everything_purges_every_memory_and_keeps_later_ones(product: Pro
     assert product.stores.user_state.get_profile(ALICE, "assistant") is None
 
 
+def test_a_purge_of_more_deletions_than_one_write_holds_finishes_them_all(
+    product: Product,
+) -> None:
+    # Given 40 memories deleted one by one while no purge ran (a store marks a few dozen
+    # tombstones purged in one transaction)
+    memories = [product.remember(f"Collects stamps from island number {n}.") for n in range(40)]
+    for memory in memories:
+        product.container.memories.delete(ALICE, memory.memory_id)
+
+    # When one purge covers them all
+    purged = product.container.purge.run(PurgeRequest(ALICE, as_of=product.clock.now()))
+
+    # Then every one is purged: nothing pending, no row left
+    assert purged.purged == 40
+    assert product.unpurged() == []
+    assert list(product.stores.memories.iter_memories(ALICE, MemoryQuery(status=None))) == []
+
+
 def test_a_failed_purge_is_recorded_keeps_filtering_and_the_sweep_finishes_it(
     product: Product, monkeypatch: pytest.MonkeyPatch
 ) -> None:

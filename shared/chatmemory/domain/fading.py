@@ -17,8 +17,10 @@ from __future__ import annotations
 import dataclasses
 import math
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import Protocol
 
 from chatmemory.domain.memory import Kind, Memory, Status
 
@@ -83,6 +85,55 @@ _STATE_KINDS = frozenset({Kind.EVENT, Kind.PROMISE, Kind.OPEN_LOOP})
 KEPT_UNTIL_CLOSED = frozenset({Kind.THREAD, Kind.PROMISE, Kind.OPEN_LOOP})
 
 
+class Fadable(Protocol):
+    """What fading reads of a belief: a whole `Memory`, or the few fields a lean copy of
+    one keeps (`ShelfLife`), so a read that holds no rows can still tell what is in use."""
+
+    @property
+    def kind(self) -> Kind: ...
+    @property
+    def category(self) -> str: ...
+    @property
+    def status(self) -> Status: ...
+    @property
+    def created_at(self) -> datetime: ...
+    @property
+    def stability_days(self) -> float | None: ...
+    @property
+    def reinforced_at(self) -> datetime | None: ...
+    @property
+    def last_used_at(self) -> datetime | None: ...
+    @property
+    def archived_at(self) -> datetime | None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ShelfLife:
+    """The fields fading reads, without the rest of the row."""
+
+    kind: Kind
+    category: str
+    created_at: datetime
+    status: Status = Status.ACTIVE
+    stability_days: float | None = None
+    reinforced_at: datetime | None = None
+    last_used_at: datetime | None = None
+    archived_at: datetime | None = None
+
+    @classmethod
+    def of(cls, memory: Fadable) -> ShelfLife:
+        return cls(
+            kind=memory.kind,
+            category=memory.category,
+            created_at=memory.created_at,
+            status=memory.status,
+            stability_days=memory.stability_days,
+            reinforced_at=memory.reinforced_at,
+            last_used_at=memory.last_used_at,
+            archived_at=memory.archived_at,
+        )
+
+
 class Archived(StrEnum):
     """Why a belief is out of use."""
 
@@ -100,14 +151,14 @@ def default_stability(kind: Kind, category: str) -> float:
     return CATEGORY_STABILITY_DAYS.get(category, by_kind)
 
 
-def stability(memory: Memory) -> float:
+def stability(memory: Fadable) -> float:
     """S in days: what evidence made it, else where its category starts."""
     if memory.stability_days is not None:
         return memory.stability_days
     return default_stability(memory.kind, memory.category)
 
 
-def reinforced_at(memory: Memory) -> datetime:
+def reinforced_at(memory: Fadable) -> datetime:
     """The last supporting evidence: a repeat, a use in a reply, or the write itself."""
     latest = memory.reinforced_at or memory.created_at
     if memory.last_used_at is not None and memory.last_used_at > latest:
@@ -115,7 +166,7 @@ def reinforced_at(memory: Memory) -> datetime:
     return latest
 
 
-def retention(memory: Memory, now: datetime) -> float:
+def retention(memory: Fadable, now: datetime) -> float:
     """R = exp(-t / S), 1.0 for a thread (its manners decide when it rests)."""
     if memory.kind is Kind.THREAD:
         return 1.0
@@ -137,7 +188,7 @@ def due_in(memory: Memory, now: datetime) -> timedelta:
     return due_at(memory) - now
 
 
-def archived(memory: Memory, now: datetime) -> Archived | None:
+def archived(memory: Fadable, now: datetime) -> Archived | None:
     """Why an active belief is out of use now, or None while it is in use.
 
     History rows (superseded, closed) are never archived: they are already out of use; nor
@@ -166,7 +217,7 @@ def short_lived(memory: Memory) -> bool:
     return memory.valid_until is not None or stability(memory) < SHORT_LIVED_DAYS
 
 
-def in_use(memory: Memory, now: datetime) -> bool:
+def in_use(memory: Fadable, now: datetime) -> bool:
     return memory.status is Status.ACTIVE and archived(memory, now) is None
 
 

@@ -26,13 +26,20 @@ class MemoryDigest:
 
 
 class RecallSource(ABC):
-    """The read path's hot loop over a user's memory rows: no text, no history rows."""
+    """The read path's hot loop over a user's memories in use: no text, no history.
+
+    What a turn reads here never grows with the user's history: superseded and closed
+    versions, beliefs set aside by the cap or faded (`domain/fading.py`), deleted and
+    forgotten ones are never read, only the memories in use.
+    """
 
     @abstractmethod
     def memory_digests(self, user_id: str, persona: str | None = None) -> list[MemoryDigest]:
-        """Every visible active memory, lean (all personas if None), newest first.
+        """Every visible memory in use now (active, unexpired, neither set aside nor
+        faded), lean (all personas if None), newest first.
 
-        One query, no vectors, no history rows, no entities.
+        Fresh: a memory written, corrected, revived or deleted shows so on the very next
+        call. No vectors, no text, no history rows.
         """
 
     @abstractmethod

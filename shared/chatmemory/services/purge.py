@@ -41,9 +41,9 @@ log = logging.getLogger(__name__)
 
 #: a purge not finished this long after its delete is started again by the sweep
 PURGE_GRACE = timedelta(minutes=15)
-#: tombstones marked purged in one write, each with its audit event (DynamoDB takes 100
-#: items a transaction)
-_MARKED_TOGETHER = 50
+#: tombstones marked purged in one write, each with its audit event; a store may write a
+#: third item per tombstone (DynamoDB deletes its pending copy) and takes 100 a transaction
+_MARKED_TOGETHER = 33
 
 
 # ---- what each step reports: ids and counts, never text (a state machine's payload) ----

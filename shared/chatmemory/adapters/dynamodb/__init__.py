@@ -19,6 +19,8 @@ Item layout (pk = "U#<user_id>" for every item of a user; sk by type):
     thread        THREAD#<memory_id>                (the row is an active thread; persona)
     rhythm        RHYTHM                            (when they chat: counters, samples, patterns)
     quota         QUOTA#<quota>#<window>            (turns taken that minute; expires by ttl)
+    digest        DIGEST#<memory_id>                (the row is in use: what recall reads of it)
+    unpurged      UNPURGED#<memory_id>              (a copy of a tombstone whose purge is pending)
 
 A room is no one user's, so it never lives in a user's partition: pk = "R#<room_id>" for
 everything of a room:

@@ -494,3 +494,38 @@ class QuotaItem(_Item):
 
     taken = NumberAttribute()
     ttl = NumberAttribute()
+
+
+class DigestItem(_Item):
+    """In a user's partition: their row `memory_id` is in use; what recall reads of it.
+
+    Ids, numbers and times only, no text. `version` changes whenever the row's vectors
+    may have; `stamp` whenever anything here does (what a conditional delete compares).
+    It expires with its row (`ttl`).
+    """
+
+    memory_id = UnicodeAttribute()
+    persona = UnicodeAttribute()
+    importance = NumberAttribute()
+    version = UnicodeAttribute()
+    borrowed_uses = BooleanAttribute()
+    created_at = StorageTimeAttribute()
+    kind = UnicodeAttribute()
+    category = UnicodeAttribute()
+    stability_days = NumberAttribute(null=True)
+    reinforced_at = StorageTimeAttribute(null=True)
+    last_used_at = StorageTimeAttribute(null=True)
+    archived_at = StorageTimeAttribute(null=True)
+    valid_until = StorageTimeAttribute(null=True)
+    ttl = NumberAttribute(null=True)
+    stamp = UnicodeAttribute()
+
+
+class UserMarkersItem(_Item):
+    """The USER item as the per-turn reads see it: the forget watermark, and which of the
+    user's markers are complete (`digests`, `tombstones`: until then those reads go to
+    the items themselves)."""
+
+    forgotten_before = StorageTimeAttribute(null=True)
+    digest_markers = NumberAttribute(null=True)
+    unpurged_copies = NumberAttribute(null=True)

@@ -317,3 +317,25 @@ def quota_sk(quota: str, window: str) -> str:
     """The counter of one quota in one window (`domain/quotas.window_key`). No other query
     of a user's partition reaches `QUOTA#`, and counters carry no LSI key."""
     return f"{QUOTA_PREFIX}{quota}#{window}"
+
+
+# ---- per-turn recall's digest markers (see `digests`) ---------------------------------------
+
+DIGEST_PREFIX = "DIGEST#"
+
+
+def digest_sk(memory_id: str) -> str:
+    """The marker in a user's partition saying their row `memory_id` is in use, with what
+    per-turn recall reads of it. No other query of a user's partition reaches `DIGEST#`,
+    and markers carry no LSI key."""
+    return f"{DIGEST_PREFIX}{memory_id}"
+
+
+UNPURGED_PREFIX = "UNPURGED#"
+
+
+def unpurged_sk(memory_id: str) -> str:
+    """A copy of the tombstone TOMB#<memory_id> while its purge has not finished: what
+    lets a turn read the pending tombstones without reading every tombstone the user
+    ever had. No other query of a user's partition reaches `UNPURGED#`."""
+    return f"{UNPURGED_PREFIX}{memory_id}"

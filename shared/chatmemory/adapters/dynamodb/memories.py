@@ -25,6 +25,7 @@ from pynamodb.expressions.condition import Condition
 from pynamodb.expressions.update import Action
 
 from chatmemory.adapters.dynamodb import keys
+from chatmemory.adapters.dynamodb.digests import DigestMarkers, as_read
 from chatmemory.adapters.dynamodb.events import event_items
 from chatmemory.adapters.dynamodb.items import MemoryItem
 from chatmemory.adapters.dynamodb.mapping import memory_from_item, memory_item, meta_text
@@ -62,6 +63,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         self._cls = table.items.memory
         self._saw = table.items.saw
         self._threads = ThreadMarkers(table, self._visible)
+        self._digests = DigestMarkers(table)
 
     # ---- reads ------------------------------------------------------------------------------
 
@@ -162,6 +164,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             *self._saw_writes(memory),
             Write("put", memory_item(self._table.items, memory), self._cls.sk.does_not_exist()),
             *self._threads.written(memory),
+            *self._digest_of_new(memory),
             *self._event_writes(memory.user_id, events),
         ]
 
@@ -191,6 +194,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             *self._saw_writes(memory),
             Write("update", item, actions=tuple(actions)),
             *self._threads.written(memory),
+            self._digests.written(memory),
             *self._event_writes(memory.user_id, events),
         ]
 
@@ -218,7 +222,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         closed = self._active(user_id, old_memory_id).superseded_by(new_memory)
         item = memory_item(self._table.items, new_memory)
         insert = Write("put", item, self._cls.sk.does_not_exist())
-        marker = self._threads.written(new_memory)
+        marker = [*self._threads.written(new_memory), *self._digest_of_new(new_memory)]
         self._status_change(user_id, old_memory_id, closed, [*saw, insert, *marker], events)
         return closed
 
@@ -241,14 +245,15 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         at: datetime,
         events: Sequence[MemoryEvent] = (),
     ) -> None:
-        for chunk in chunks(unique(memory_ids), TRANSACTION_MAX // 2):
+        # A row, its digest marker and its event each: a third of a transaction.
+        for chunk in chunks(unique(memory_ids), TRANSACTION_MAX // 3):
             once = partial(self._record_use_once, user_id, chunk, at, events)
             self._table.optimistic(once, what="their use was recorded")
 
     def set_fading(
         self, user_id: str, memories: Sequence[Memory], events: Sequence[MemoryEvent] = ()
     ) -> None:
-        for chunk in chunks(list(memories), TRANSACTION_MAX // 2):
+        for chunk in chunks(list(memories), TRANSACTION_MAX // 3):
             once = partial(self._set_fading_once, user_id, chunk, events)
             self._table.optimistic(once, what="their fading was recorded")
 
@@ -262,31 +267,45 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         embedding: bytes,
     ) -> bool:
         check_owner(user_id, expected.user_id)
-        changed = row_with_own_uses(expected, memory_id, meta, embedding)
+        row_with_own_uses(expected, memory_id, meta, embedding)  # refuses what it must
         forgotten = self._table.forgotten_before(user_id)
         if forgotten is not None and to_storage(expected.created_at) <= forgotten:
             return False
         cls = self._cls
-        # One conditional update on the row as read: still shown, unexpired, active, with
-        # the same words, category and meta (the use count and fading may have moved).
-        guard = all_of(
-            *self._visible_guard(),
-            unexpired(cls.ttl, self._table.now()),
-            cls.status == Status.ACTIVE.value,
-            cls.text == expected.text,
-            cls.category == expected.category,
-            cls.meta == meta_text(expected.meta),
-        )
-        actions = (
-            cls.meta.set(meta_text(changed.meta)),
-            cls.embedding.set(embedding),
-            *self._uses_index_actions(changed),
-        )
+
+        def attempt() -> bool:
+            # The row as it is now: still shown, unexpired, active, with the same words,
+            # category and meta as `expected` (the use count and fading may have moved,
+            # and are kept). The update is guarded on it as read, so its digest marker,
+            # written alongside, says exactly what the row will.
+            current = self.get_memory(user_id, memory_id)
+            if (
+                current is None
+                or current.status is not Status.ACTIVE
+                or current.text != expected.text
+                or current.category != expected.category
+                or meta_text(current.meta) != meta_text(expected.meta)
+            ):
+                return False
+            changed = row_with_own_uses(current, memory_id, meta, embedding)
+            guard = all_of(
+                *as_read(cls, current),
+                unexpired(cls.ttl, self._table.now()),
+                cls.text == expected.text,
+            )
+            actions = (
+                cls.meta.set(meta_text(changed.meta)),
+                cls.embedding.set(embedding),
+                *self._uses_index_actions(changed),
+            )
+            update = Write("update", self._key(user_id, memory_id), guard, actions)
+            self._table.commit([update, self._digests.written(changed)])
+            return True
+
         try:
-            self._table.commit([Write("update", self._key(user_id, memory_id), guard, actions)])
-        except LostRace:
+            return self._table.optimistic(attempt, what="its uses were written")
+        except ConcurrentChange:
             return False
-        return True
 
     def pending_uses(self, limit: int = 100) -> list[tuple[str, str]]:
         rules.int_range("limit", limit, 1, MAX_PAGE)
@@ -332,9 +351,15 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             )
             if not item.hidden
         ]
-        # Guarded on the row existing, so a row the purge removed is never created again.
+        # Guarded on the row existing, so a row the purge removed is never created again;
+        # each row's digest marker goes with it.
         hides = [
-            Write("update", cls(pk, sk), cls.sk.exists(), (cls.hidden.set(True),)) for sk in shown
+            write
+            for sk in shown
+            for write in (
+                Write("update", cls(pk, sk), cls.sk.exists(), (cls.hidden.set(True),)),
+                self._digests.delete(user_id, sk.removeprefix(keys.MEMORY_PREFIX)),
+            )
         ]
         self._table.commit_checked(hides, what="it was being hidden", in_order=True)
 
@@ -342,7 +367,8 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         cls = self._cls
         guard = all_of(*self._visible_guard(), cls.status == Status.ACTIVE.value)
         hide = Write("update", self._key(user_id, memory_id), guard, (cls.hidden.set(True),))
-        self._table.commit_checked([hide], what="it was being hidden")
+        marker = self._digests.delete(user_id, memory_id)
+        self._table.commit_checked([hide, marker], what="it was being hidden")
 
     def reinstate_memory(self, reinstated: Memory, *, superseded_by: str) -> None:
         cls = self._cls
@@ -360,17 +386,23 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         )
         item = self._key(reinstated.user_id, reinstated.memory_id)
         marker = [self._threads.put(reinstated)] if is_active_thread(reinstated) else []
+        marker.append(self._digests.written(reinstated))
         self._table.commit_checked(
             [Write("update", item, guard, actions), *marker], what="it was reinstated"
         )
 
     def purge_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
-        # A thread row's marker goes with it; for any other row the delete finds nothing.
+        # Its markers go with it (a thread's, a digest's); where there is none the delete
+        # finds nothing.
         self._table.delete_all(
             [
                 key
                 for memory_id in unique(memory_ids)
-                for key in (self._key(user_id, memory_id), self._threads.key(user_id, memory_id))
+                for key in (
+                    self._key(user_id, memory_id),
+                    self._threads.key(user_id, memory_id),
+                    self._digests.key(user_id, memory_id),
+                )
             ]
         )
 
@@ -415,6 +447,12 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
 
     def _key(self, user_id: str, memory_id: str) -> MemoryItem:
         return self._cls(keys.pk(user_id), keys.memory_sk(memory_id))
+
+    def _digest_of_new(self, memory: Memory) -> list[Write]:
+        """The digest marker of a row written for the first time: put while it is in use
+        (a new row has no marker to delete)."""
+        written = self._digests.written(memory)
+        return [written] if written.kind == "put" else []
 
     def _uses_index_actions(self, memory: Memory) -> tuple[Action, Action]:
         """The row's keys in the sweep's uses index as `memory` says: set while it is
@@ -461,8 +499,8 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         """
         saw, owner = self._saw, memory.user_id
         others = [witness for witness in unique(memory.witnessed) if witness != owner]
-        # the row and its thread marker, and its guard or the row it closes and its marker
-        if len(others) + 4 > TRANSACTION_MAX:
+        # the row and its markers, and its guard or the row it closes and its markers
+        if len(others) + 6 > TRANSACTION_MAX:
             raise InvalidField("witnessed", "too many to store in one atomic write")
         return [
             Write(
@@ -515,7 +553,8 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         )
         guard = all_of(*self._visible_guard(), cls.status == Status.ACTIVE.value)
         update = Write("update", self._key(user_id, memory_id), guard, actions)
-        marker = self._threads.written(changed)  # a thread that stops being active drops it
+        # A thread that stops being active drops its marker; any row, its digest marker.
+        marker = [*self._threads.written(changed), self._digests.written(changed)]
         writes = [update, *marker, *extra, *self._event_writes(user_id, events)]
         try:
             self._table.commit_checked(writes, what="it was being updated")
@@ -539,7 +578,8 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         actions = (cls.meta.set(meta_text(changed.meta)), cls.updated_at.set(changed.updated_at))
         update = Write("update", self._key(current.user_id, current.memory_id), guard, actions)
         events_written = self._event_writes(current.user_id, events)
-        self._table.commit([update, self._threads.put(changed), *events_written])
+        digest = self._digests.written(changed)
+        self._table.commit([update, self._threads.put(changed), digest, *events_written])
 
     def _record_use_once(
         self, user_id: str, memory_ids: Sequence[str], at: datetime, events: Sequence[MemoryEvent]
@@ -549,17 +589,23 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         writes: list[Write] = []
         for memory in visible.values():
             used = fading.reinforced(memory, at) if memory.status is Status.ACTIVE else memory
+            after = used.recalled(at)  # reinforcing leaves `updated_at` as read
             actions = (
                 cls.last_used_at.set(at),
-                cls.updated_at.set(memory.recalled(at).updated_at),
+                cls.updated_at.set(after.updated_at),
                 cls.recall_count.add(1),
                 *self._fading_actions(used),
             )
-            guard = all_of(*self._visible_guard())
+            # Guarded on the row as read, but for what this write sets: its digest
+            # marker, written alongside, copies the rest.
+            guard = all_of(*as_read(cls, memory, besides=_USE_FIELDS))
             writes.append(Write("update", self._key(user_id, memory.memory_id), guard, actions))
+            if memory.status is Status.ACTIVE:
+                writes.append(self._digests.written(after))
         writes += self._event_writes(user_id, [e for e in events if e.memory_id in visible])
-        # The updates come first and always fit; only surplus events (idempotent puts)
-        # can spill past one transaction, and they are written once it has committed.
+        # The updates and markers come first and always fit; only surplus events
+        # (idempotent puts) can spill past one transaction, and they are written once it
+        # has committed.
         self._table.commit(writes[:TRANSACTION_MAX])
         self._table.put_all([write.item for write in writes[TRANSACTION_MAX:]])
 
@@ -568,20 +614,26 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
     ) -> None:
         cls = self._cls
         wanted = {memory.memory_id: memory for memory in memories}
-        active = [
-            memory_id
+        active = {
+            memory_id: memory
             for memory_id, memory in self._visible_among(user_id, list(wanted)).items()
             if memory.status is Status.ACTIVE
-        ]
-        writes = [
-            Write(
-                "update",
-                self._key(user_id, memory_id),
-                all_of(*self._visible_guard(), cls.status == Status.ACTIVE.value),
-                self._fading_actions(wanted[memory_id]),
+        }
+        writes: list[Write] = []
+        for memory_id, current in active.items():
+            given = wanted[memory_id]
+            after = dataclasses.replace(
+                current,
+                stability_days=given.stability_days,
+                reinforced_at=given.reinforced_at,
+                archived_at=given.archived_at,
             )
-            for memory_id in active
-        ]
+            # Guarded on the row as read (active, and the rest its digest marker copies).
+            guard = all_of(*as_read(cls, current, besides=_FADING_FIELDS))
+            writes.append(
+                Write("update", self._key(user_id, memory_id), guard, self._fading_actions(after))
+            )
+            writes.append(self._digests.written(after))
         writes += self._event_writes(user_id, [e for e in events if e.memory_id in active])
         self._table.commit(writes[:TRANSACTION_MAX])
         self._table.put_all([write.item for write in writes[TRANSACTION_MAX:]])
@@ -620,3 +672,8 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
 
         self._table.optimistic(sweep, what="a witness was dropped", changing="the rows")
         return changed
+
+
+# What `set_fading` writes of a row, and `record_use` besides.
+_FADING_FIELDS = ("stability_days", "reinforced_at", "archived_at")
+_USE_FIELDS = (*_FADING_FIELDS, "last_used_at", "updated_at")

@@ -1,19 +1,45 @@
-"""Deletion bookkeeping on DynamoDB: TOMB#<memory_id> items and the USER item's watermark."""
+"""Deletion bookkeeping on DynamoDB: TOMB#<memory_id> items, their UNPURGED#<memory_id>
+copies while a purge is pending, and the USER item's watermark.
+
+Every turn asks for the tombstones whose purge has not finished (a summary or profile
+that may still hold a deleted memory is withheld until then). Tombstones are kept for
+good, so reading them all would cost each turn more the more the user ever deleted; the
+copy of each pending one, written and deleted in the same transaction as the tombstone
+itself, makes that read cost what is pending. A partition from before the copies reads
+its tombstones once, writes the copies missing and marks the USER item's
+`unpurged_copies`, as the digest markers do (see `digests`).
+"""
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Sequence
 from datetime import datetime
 
+from pynamodb.exceptions import PynamoDBException
 from pynamodb.expressions.condition import Or
 
 from chatmemory.adapters.dynamodb import keys
+from chatmemory.adapters.dynamodb.items import UserMarkersItem, bind_item
 from chatmemory.adapters.dynamodb.mapping import tombstone_from_item, tombstone_item
-from chatmemory.adapters.dynamodb.table import LostRace, Table, Write, check_owner
+from chatmemory.adapters.dynamodb.table import (
+    TRANSACTION_MAX,
+    LostRace,
+    Table,
+    Write,
+    all_of,
+    check_owner,
+    chunks,
+)
 from chatmemory.domain.time import from_storage, to_storage
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.deletions import TombstoneStore
 from chatmemory.ports.pages import MAX_PAGE
+
+log = logging.getLogger(__name__)
+
+#: what `unpurged_copies` on the USER item says once every pending tombstone has its copy
+COPIES = 1
 
 
 class DynamoTombstoneStore(TombstoneStore):
@@ -21,6 +47,7 @@ class DynamoTombstoneStore(TombstoneStore):
 
     def __init__(self, table: Table) -> None:
         self._table = table
+        self._state = bind_item(table.items, UserMarkersItem)
 
     def add_tombstones(
         self, user_id: str, tombstones: Sequence[Tombstone], *, first_only: bool = True
@@ -35,10 +62,15 @@ class DynamoTombstoneStore(TombstoneStore):
         cls = self._table.items.tombstone
         # Guarded even when read as new: a tombstone written since fails the unit of work
         # (which, retrying, reads it as existing next time), or alone a ConcurrentChange.
+        # Each copy lands before its tombstone, so a turn never misses a pending purge.
         puts = [
-            Write("put", tombstone_item(self._table.items, t), cls.sk.does_not_exist())
+            write
             for memory_id, t in firsts.items()
             if memory_id not in existing
+            for write in (
+                self._copy(t),
+                Write("put", tombstone_item(self._table.items, t), cls.sk.does_not_exist()),
+            )
         ]
         self._table.commit_checked(puts, what="it was being deleted", in_order=True)
 
@@ -48,19 +80,82 @@ class DynamoTombstoneStore(TombstoneStore):
 
     def list_tombstones(self, user_id: str, *, unpurged_only: bool = False) -> list[Tombstone]:
         cls = self._table.items.tombstone
+        if unpurged_only and self._copies_complete(user_id):
+            prefix = keys.UNPURGED_PREFIX
+        else:
+            prefix = keys.TOMBSTONE_PREFIX
         rows = cls.query(
             keys.pk(user_id),
-            cls.sk.startswith(keys.TOMBSTONE_PREFIX),
+            cls.sk.startswith(prefix),
             filter_condition=cls.purged_at.does_not_exist() if unpurged_only else None,
             consistent_read=True,
         )
         found = [tombstone_from_item(row) for row in rows]
+        if unpurged_only and prefix == keys.TOMBSTONE_PREFIX:
+            self._complete(user_id, found)
         return sorted(found, key=lambda t: (t.deleted_at, t.memory_id))
 
     def put_tombstone(self, tombstone: Tombstone) -> None:
         # Through commit, so it joins a unit of work (the purge marks a tombstone purged
-        # and records the purge's audit event together).
-        self._table.commit([Write("put", tombstone_item(self._table.items, tombstone))])
+        # and records the purge's audit event together); the copy goes with it.
+        self._table.commit(
+            [self._copy(tombstone), Write("put", tombstone_item(self._table.items, tombstone))]
+        )
+
+    # ---- the copies of pending tombstones -----------------------------------------------
+
+    def _copy(self, tombstone: Tombstone) -> Write:
+        """The copy's write for a tombstone as written: put while its purge is pending,
+        deleted once it is done. A copy is never in the sweep's index."""
+        cls = self._table.items.tombstone
+        key = keys.unpurged_sk(tombstone.memory_id)
+        if tombstone.is_purged:
+            return Write("delete", cls(keys.pk(tombstone.user_id), key))
+        copy = tombstone_item(self._table.items, tombstone)
+        copy.sk, copy.gsi1pk, copy.gsi1sk = key, None, None
+        return Write("put", copy)
+
+    def _copies_complete(self, user_id: str) -> bool:
+        state = self._table.get(self._state, user_id, keys.USER_SK)
+        return state is not None and state.unpurged_copies == COPIES
+
+    def _complete(self, user_id: str, pending: Sequence[Tombstone]) -> None:
+        """Write the copy of each of these pending tombstones (again, if it has one), each
+        with a check that its tombstone is still as read, then mark the user's copies
+        complete. Outside a unit of work only; a failure leaves it for the next read."""
+        if self._table.in_unit:
+            return
+        cls = self._table.items.tombstone
+        pk = keys.pk(user_id)
+        try:
+            for chunk in chunks(list(pending), TRANSACTION_MAX // 2):
+                writes: list[Write] = []
+                for tombstone in chunk:
+                    # Only the purge changes a tombstone, and only these two fields.
+                    as_read = all_of(
+                        cls.sk.exists(),
+                        cls.purged_at.does_not_exist(),
+                        cls.purge_error.does_not_exist()
+                        if tombstone.purge_error is None
+                        else cls.purge_error == tombstone.purge_error,
+                    )
+                    key = cls(pk, keys.tombstone_sk(tombstone.memory_id))
+                    writes += [Write("check", key, as_read), self._copy(tombstone)]
+                self._table.commit(writes)
+            state = self._state
+            self._table.commit(
+                [
+                    Write(
+                        "update",
+                        state(pk, keys.USER_SK),
+                        actions=(state.unpurged_copies.set(COPIES),),
+                    )
+                ]
+            )
+        except (LostRace, PynamoDBException) as exc:
+            log.warning(
+                "tombstone copies not written yet", extra={"error_type": type(exc).__name__}
+            )
 
     def raise_forget_watermark(self, user_id: str, at: datetime) -> bool:
         cls = self._table.items.user_state

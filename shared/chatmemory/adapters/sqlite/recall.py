@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from chatmemory.adapters.sqlite.database import Database, marks
+from chatmemory.adapters.sqlite.rows import opt_parse
+from chatmemory.domain import fading
+from chatmemory.domain.memory import Kind
+from chatmemory.domain.time import from_storage
 from chatmemory.domain.uses_origin import USES_FROM
 from chatmemory.ports.recall_source import MemoryDigest, RecallSource
 
@@ -29,11 +33,31 @@ class SqliteRecallSource(RecallSource):
             "SELECT memory_id, persona, importance, updated_at || ':' || "
             "COALESCE(length(embedding), 0) || ':' || "
             f"(instr(meta, '\"{USES_FROM}\"') > 0) || (instr(meta, '\"uses\"') > 0), "
-            'instr(meta, \'"uses_from": "category"\') > 0 '
-            f"FROM memories WHERE {clause} ORDER BY created_at DESC, memory_id DESC",
+            'instr(meta, \'"uses_from": "category"\') > 0, '
+            "kind, category, created_at, stability_days, reinforced_at, last_used_at, "
+            f"archived_at FROM memories WHERE {clause} "
+            "ORDER BY created_at DESC, memory_id DESC",
             params,
         ).fetchall()
-        return [MemoryDigest(row[0], row[1], row[2], row[3], bool(row[4])) for row in rows]
+        # Only what is in use: a belief the cap set aside, or one that faded, is kept but
+        # never recalled (the index query still reads it; SQLite reads are local).
+        now = self._db.clock.now()
+        return [
+            MemoryDigest(row[0], row[1], row[2], row[3], bool(row[4]))
+            for row in rows
+            if fading.in_use(
+                fading.ShelfLife(
+                    kind=Kind(row[5]),
+                    category=row[6],
+                    created_at=from_storage(row[7]),
+                    stability_days=row[8],
+                    reinforced_at=opt_parse(row[9]),
+                    last_used_at=opt_parse(row[10]),
+                    archived_at=opt_parse(row[11]),
+                ),
+                now,
+            )
+        ]
 
     def memory_embeddings(self, user_id: str, memory_ids: Sequence[str]) -> dict[str, bytes]:
         conn = self._db.connection()
