@@ -87,9 +87,9 @@ def test_a_turn_reads_as_much_for_a_long_history_as_for_a_short_one(
     indexer = MemoryIndexer(HashingEmbedder(), ExactIndex(stores.recall))
     start = clock.now()
     with quick_transactions():
-        short = history.seed(stores, clock, indexer, SHORT, in_use=5, history=28)
+        short = history.seed(stores, clock, indexer, SHORT, in_use=5, history=14)
         clock.set(start)
-        long = history.seed(stores, clock, indexer, LONG, in_use=5, history=240)
+        long = history.seed(stores, clock, indexer, LONG, in_use=5, history=120)
     assert long.history >= 8 * short.history
 
     for index in (ExactIndex(stores.recall), _opensearch(clock, stores, (SHORT, LONG))):
@@ -109,7 +109,7 @@ def test_a_turn_reads_as_much_for_a_long_history_as_for_a_short_one(
 
         # Then the long past costs the turn not one item or read unit more
         assert (many.items, many.units) == (few.items, few.units), few.by_target()
-        assert many.units < 30  # a handful of small reads, nowhere near the 240 rows
+        assert many.units < 30  # a handful of small reads, nowhere near the 120 rows
 
 
 def test_a_partition_written_before_the_markers_reads_its_rows_once_then_never_again(
@@ -120,7 +120,7 @@ def test_a_partition_written_before_the_markers_reads_its_rows_once_then_never_a
     stores, meter = metered_stores
     indexer = MemoryIndexer(HashingEmbedder(), ExactIndex(stores.recall))
     with quick_transactions():
-        past = history.seed(stores, clock, indexer, SHORT, in_use=5, history=28)
+        past = history.seed(stores, clock, indexer, SHORT, in_use=5, history=14)
     city = next(m for m in stores.memories.iter_memories(SHORT) if "Bengaluru" in m.text)
     Deletions(stores).tombstone_memories(
         SHORT, [Tombstone(user_id=SHORT, memory_id=city.memory_id, deleted_at=clock.now())]
