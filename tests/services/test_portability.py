@@ -198,6 +198,46 @@ def test_importing_the_same_document_twice_changes_nothing_the_second_time(
     assert by_text(stores, ALICE) == after_first
 
 
+def test_typing_an_imported_memory_again_finds_it_instead_of_a_second_copy(
+    stores: Stores, clock: ManualClock, memories: MemoryService, portability: PortabilityService
+) -> None:
+    # Given Alice's export, "forget everything", and the export imported back
+    alice_remembers_a_life(stores, clock, memories)
+    document = exported(portability, ALICE)
+    memories.forget_everything(ALICE)
+    clock.advance(timedelta(minutes=1))
+    imported(portability, ALICE, document)
+
+    # When she types one of those memories again, in the same words
+    again = memories.create(ALICE, NewMemory(text="Lives in Bengaluru.", category="location"))
+
+    # Then it is the imported memory, not a second copy
+    assert again.created is False
+    active = [m.text for m in memories.list_memories(ALICE).items]
+    assert active.count("Lives in Bengaluru.") == 1
+
+
+def test_a_memory_typed_again_before_the_import_is_not_imported_twice(
+    stores: Stores, clock: ManualClock, memories: MemoryService, portability: PortabilityService
+) -> None:
+    # Given Alice's export, "forget everything", and one memory typed again since
+    alice_remembers_a_life(stores, clock, memories)
+    document = exported(portability, ALICE)
+    memories.forget_everything(ALICE)
+    clock.advance(timedelta(minutes=1))
+    memories.create(ALICE, NewMemory(text="Is vegetarian.", category="diet"))
+
+    # When the export is imported
+    report = imported(portability, ALICE, document)
+
+    # Then that memory counts as already there; the others land; one copy of each
+    assert (report.imported, report.unchanged, report.skipped) == (5, 1, ())
+    active = [m.text for m in memories.list_memories(ALICE).items]
+    assert active.count("Is vegetarian.") == 1
+    # and importing the document again still changes nothing
+    assert imported(portability, ALICE, document).imported == 0
+
+
 def test_a_user_who_never_lost_them_keeps_their_ids_and_times(
     stores: Stores, clock: ManualClock, memories: MemoryService, portability: PortabilityService
 ) -> None:

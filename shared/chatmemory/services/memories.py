@@ -248,6 +248,13 @@ class MemoryService:
         An id that was deleted or became history is never reused: the identity moves on a
         generation, so the same words said after a correction or a delete are a new row.
         """
+        return self.identity_slot(user_id, persona, identity) or (new_memory_id(), None)
+
+    def identity_slot(
+        self, user_id: str, persona: str, identity: str
+    ) -> tuple[str, Memory | None] | None:
+        """`identity`, or None once every generation is spent (where an import, which must
+        land the same row on the same id each time, never takes a random one)."""
         for generation in range(_MAX_ID_GENERATIONS):
             memory_id = memory_id_for(user_id, persona, identity, generation)
             if self._stores.tombstones.get_tombstone(user_id, memory_id) is not None:
@@ -257,7 +264,7 @@ class MemoryService:
                 return memory_id, None
             if existing.status is Status.ACTIVE:
                 return memory_id, existing
-        return new_memory_id(), None
+        return None
 
     def reinforce(self, memory: Memory) -> Memory:
         """New supporting evidence for an active belief: it lasts longer (the spacing

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Literal
@@ -24,7 +24,7 @@ from chatmemory.domain.errors import (
     SecretRefused,
 )
 from chatmemory.domain.events import Actor, MemoryEvent, Op
-from chatmemory.domain.ids import new_event_id
+from chatmemory.domain.ids import belief_identity, new_event_id
 from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.portability import (
@@ -159,7 +159,12 @@ class PortabilityService:
             raise InvalidField("memories", "every imported row must be the caller's")
         now = self._clock.now()
         allowed = self._settings.get(user_id)
-        landing = _Landing(self._stores, user_id)
+        beliefs = {
+            memory.memory_id: (memory.persona, belief_identity(memory.category, memory.text))
+            for memory in memories
+            if memory.status is Status.ACTIVE
+        }
+        landing = _Landing(self._stores, user_id, beliefs, self._memories)
         written = relearned(memories, self._stores.tombstones.forgotten_before(user_id), now)
         outcomes = [
             self._import_one(exported, memory, now, allowed, landing)
@@ -208,8 +213,8 @@ class PortabilityService:
         if target is None:
             return "conflict: this id was deleted here too many times"
         stored = self._stores.memories.get_memory(exported.user_id, target)
-        if stored is not None:
-            return _UNCHANGED if same_memory(stored, exported) else _CHANGED_HERE
+        if stored is not None or landing.believed_elsewhere(exported):
+            return _UNCHANGED if stored is None or same_memory(stored, exported) else _CHANGED_HERE
         if not allowed.allows(exported.persona):
             return _SWITCHED_OFF
         if self._land(relinked(memory, landing.mapped)):
@@ -303,15 +308,29 @@ _TAKEN = "conflict: its id is held here by a memory that does not show"
 
 class _Landing:
     """Where each exported id lands in this store (domain/portability.py), worked out
-    once per id per batch."""
+    once per id per batch.
 
-    def __init__(self, stores: Stores, user_id: str) -> None:
+    A belief in use (`beliefs`: id → persona and belief identity) whose id was deleted
+    here lands where the same words typed now would (`MemoryService.identity`), so typing
+    them again after the import finds it instead of making a second copy.
+    """
+
+    def __init__(
+        self,
+        stores: Stores,
+        user_id: str,
+        beliefs: Mapping[str, tuple[str, str]],
+        memories: MemoryService,
+    ) -> None:
         self._stores = stores
         self._user_id = user_id
+        self._beliefs = beliefs
+        self._memories = memories
         self._found: dict[str, str | None] = {}
 
     def of(self, original_id: str) -> str | None:
-        """The first generation of this id the store never deleted; None past the last."""
+        """The first generation of this id the store never deleted (a belief's identity
+        instead, once it was); None past the last."""
         if original_id not in self._found:
             self._found[original_id] = None
             for generation in range(_MAX_GENERATIONS):
@@ -319,7 +338,21 @@ class _Landing:
                 if self._stores.tombstones.get_tombstone(self._user_id, candidate) is None:
                     self._found[original_id] = candidate
                     break
+            if self._found[original_id] != original_id and original_id in self._beliefs:
+                slot = self._slot(original_id)
+                if slot is not None:
+                    self._found[original_id] = slot[0]
         return self._found[original_id]
+
+    def believed_elsewhere(self, exported: Memory) -> bool:
+        """Whether the user already holds this belief, in the same words, on another id
+        (typed again before the import): then the import has nothing to add."""
+        slot = self._slot(exported.memory_id) if exported.memory_id in self._beliefs else None
+        return slot is not None and slot[1] is not None and same_memory(slot[1], exported)
+
+    def _slot(self, original_id: str) -> tuple[str, Memory | None] | None:
+        persona, identity = self._beliefs[original_id]
+        return self._memories.identity_slot(self._user_id, persona, identity)
 
     def mapped(self, original_id: str) -> str:
         """`of`, for a link: a link past the last generation keeps the id it had (it then
