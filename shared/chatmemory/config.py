@@ -20,7 +20,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from chatmemory.adapters.clock import ShiftedClock, SystemClock
 from chatmemory.deadline import time_left
 from chatmemory.domain.events import MemoryEvent
-from chatmemory.domain.quotas import MODEL_TURNS
+from chatmemory.domain.quotas import MODEL_TURNS, OBSERVED_TURNS
 from chatmemory.ports.change_feed import ChangeFeed
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
@@ -188,6 +188,8 @@ class _Environment(BaseSettings):
     CHATMEMORY_JWT_ALGORITHMS: CommaList = ("RS256",)
     # Per-user quota: model turns (chat, streamed chat, room turns) a user may take a minute.
     CHATMEMORY_QUOTA_TURNS_PER_MINUTE: int = Field(default=30, ge=0)
+    # Per-user quota: turns reported through `POST /v1/observe` a user may have a minute.
+    CHATMEMORY_QUOTA_OBSERVED_PER_MINUTE: int = Field(default=60, ge=0)
     # `chatmemory mcp`: the API it calls and the bearer token it calls with (an MCP host's
     # config can set them without putting the token on a command line).
     CHATMEMORY_API_URL: OptionalText = None
@@ -282,6 +284,8 @@ class Settings:
     # Each user's model turns a minute (chat, streamed chat, room turns): a turn past it is
     # answered 429 with Retry-After; 0 switches the quota off (domain/quotas.py).
     quota_turns_per_minute: int = 30
+    # Each user's observed turns a minute (`POST /v1/observe`), likewise.
+    quota_observed_per_minute: int = 60
     # Where change events go: `changes.jsonl` in the state folder, an EventBridge bus, or
     # nowhere.
     changes: ChangesKind = "file"
@@ -342,6 +346,7 @@ class Settings:
             jwt_algorithms=env.CHATMEMORY_JWT_ALGORITHMS,
             stream_port=_stream_port(env.AWS_LWA_PORT or env.PORT or "8080"),
             quota_turns_per_minute=env.CHATMEMORY_QUOTA_TURNS_PER_MINUTE,
+            quota_observed_per_minute=env.CHATMEMORY_QUOTA_OBSERVED_PER_MINUTE,
             api_url=env.CHATMEMORY_API_URL,
             api_token=env.CHATMEMORY_TOKEN,
             changes=env.CHATMEMORY_CHANGES,
@@ -751,7 +756,10 @@ class Container:
     @cached_property
     def quotas(self) -> QuotaGuard:
         """Each user's quotas, counted in the store's own table or file."""
-        limits = {MODEL_TURNS: self.settings.quota_turns_per_minute}
+        limits = {
+            MODEL_TURNS: self.settings.quota_turns_per_minute,
+            OBSERVED_TURNS: self.settings.quota_observed_per_minute,
+        }
         return QuotaGuard(self.stores.quotas, self.clock, limits)
 
     @cached_property
@@ -778,7 +786,7 @@ class Container:
             cold=timedelta(seconds=self.settings.idle_cold_seconds),
         )
         after = AfterTurn(self.stores, self.jobs, idle, RhythmKeeper(self.stores, self.memories))
-        return ObserveService(self.stores, self.clock, after)
+        return ObserveService(self.stores, self.clock, after, quotas=self.quotas)
 
     @cached_property
     def room_blocks(self) -> RoomBlocks:

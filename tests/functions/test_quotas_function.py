@@ -23,7 +23,11 @@ DAN = "dan"
 @pytest.fixture
 def container(tmp_path: Path, clock: ManualClock) -> Iterator[Container]:
     settings = Settings(
-        state_dir=tmp_path, embedder="hashing", model="offline", quota_turns_per_minute=2
+        state_dir=tmp_path,
+        embedder="hashing",
+        model="offline",
+        quota_turns_per_minute=2,
+        quota_observed_per_minute=3,
     )
     built = Wired(settings, clock)
     use_container(built)
@@ -81,9 +85,39 @@ def test_a_users_room_turns_past_the_quota_are_a_429(container: Container) -> No
     assert len(container.stores.rooms.list_room_messages(room_id)) == 3
 
 
+def test_observed_turns_past_their_quota_are_a_429_and_are_not_stored(
+    container: Container, clock: ManualClock
+) -> None:
+    # Given an agent reporting Dan's turns, 30 seconds into a minute
+    clock.advance(timedelta(seconds=30))
+
+    def observe(n: int) -> Reply:
+        turn = {"turn_id": f"t-{n}", "user": f"turn {n}", "assistant": "ok"}
+        return invoke(load_handler("chat"), sample_event("chat", "observe"), user=DAN, body=turn)
+
+    # When it reports four in the minute (his chat quota is separate and untouched)
+    replies = [observe(n) for n in range(4)]
+
+    # Then the fourth is refused, saying when to come back, and was not stored
+    assert [reply.status for reply in replies] == [201, 201, 201, 429]
+    assert (replies[3].error_code, replies[3].headers["Retry-After"]) == ("rate_limited", "30")
+    stored = {
+        message.content
+        for conversation in container.stores.conversations.list_conversations(DAN)
+        for message in container.stores.conversations.list_messages(
+            DAN, conversation.conversation_id
+        )
+    }
+    assert "turn 3" not in stored and {"turn 0", "turn 1", "turn 2"} <= stored
+    assert chat({"message": "hello"}).status == 200
+    # And in the next minute it goes on
+    clock.advance(timedelta(seconds=30))
+    assert observe(3).status == 201
+
+
 def test_the_openapi_document_names_the_429_and_its_retry_after() -> None:
     paths = json.loads(openapi_json())["paths"]
-    for path in ("/v1/chat", "/v1/rooms/{room_id}/turn"):
+    for path in ("/v1/chat", "/v1/rooms/{room_id}/turn", "/v1/observe"):
         refused = paths[path]["post"]["responses"]["429"]
         assert "rate_limited" in refused["description"]
         assert refused["headers"]["Retry-After"]["schema"]["type"] == "integer"

@@ -301,3 +301,8 @@ def test_every_function_gets_the_stacks_per_user_quota() -> None:
 
     assert variables["CHATMEMORY_QUOTA_TURNS_PER_MINUTE"] == {"Ref": "UserTurnsPerMinute"}
     assert parameter["Default"] == 30 and parameter["MinValue"] == 0
+    observed = template["Parameters"]["UserObservedTurnsPerMinute"]
+    assert variables["CHATMEMORY_QUOTA_OBSERVED_PER_MINUTE"] == {
+        "Ref": "UserObservedTurnsPerMinute"
+    }
+    assert observed["Default"] == 60 and observed["MinValue"] == 0

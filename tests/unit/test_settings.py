@@ -44,6 +44,7 @@ VARIABLES = (
     "CHATMEMORY_JWT_ISSUER",
     "CHATMEMORY_JWT_AUDIENCE",
     "CHATMEMORY_QUOTA_TURNS_PER_MINUTE",
+    "CHATMEMORY_QUOTA_OBSERVED_PER_MINUTE",
     "CHATMEMORY_API_URL",
     "CHATMEMORY_TOKEN",
     "CHATMEMORY_CHANGES",
@@ -182,6 +183,7 @@ def test_an_empty_environment_gives_the_embedded_defaults(home: Path) -> None:
         ({"AWS_LWA_PORT": "9000", "PORT": "not checked"}, "stream_port", 9000),
         ({"CHATMEMORY_QUOTA_TURNS_PER_MINUTE": "5"}, "quota_turns_per_minute", 5),
         ({"CHATMEMORY_QUOTA_TURNS_PER_MINUTE": "0"}, "quota_turns_per_minute", 0),
+        ({"CHATMEMORY_QUOTA_OBSERVED_PER_MINUTE": "7"}, "quota_observed_per_minute", 7),
         ({"CHATMEMORY_CHANGES": "none"}, "changes", "none"),
         (
             {"CHATMEMORY_CHANGES": "eventbridge", "CHATMEMORY_EVENT_BUS": "b", "AWS_REGION": "r"},

@@ -33,8 +33,9 @@ _ERRORS: dict[int, str] = {
     409: "Conflicts with the current state (`conflict`, `memory_disabled`)",
     413: "Body larger than 64 KiB",
     415: "The body is not sent as JSON (`unsupported_media_type`)",
-    429: "The user's model turns for this minute are used up; nothing of the turn was done "
-    "(`rate_limited`). Retry-After says in how many seconds the next minute starts",
+    429: "The user's turns for this minute are used up (model turns; observed turns on "
+    "`/v1/observe`); nothing of the turn was done (`rate_limited`). Retry-After says in how "
+    "many seconds the next minute starts",
     502: "The model could not answer; nothing of the turn was kept (`model_unavailable`)",
 }
 

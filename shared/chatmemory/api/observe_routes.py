@@ -23,7 +23,8 @@ _TAGS = ["chat"]
         "the conversation as a chat turn's would be, and the background write learns from "
         "them once the conversation is quiet (memory off, a muted persona or a temporary "
         "chat: never). No model is called. Idempotent by `turn_id`: a retry stores nothing "
-        "twice (`200`, `stored: false`); the same id with a different turn is `409`."
+        "twice (`200`, `stored: false`); the same id with a different turn is `409`; past "
+        "the user's observed turns a minute, `429` with Retry-After."
     ),
     tags=_TAGS,
     responses=answers(
@@ -31,7 +32,7 @@ _TAGS = ["chat"]
             201: ("Stored", json_content(ObservedOut)),
             200: ("Stored before under this turn id: nothing written", json_content(ObservedOut)),
         },
-        (*EVERY_CALL, 404, 409),
+        (*EVERY_CALL, 404, 409, 429),
     ),
 )
 def observe(body: ObserveBody) -> tuple[ObservedOut, int]:

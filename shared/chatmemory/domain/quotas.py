@@ -27,6 +27,10 @@ MODEL_TURNS = "model_turns"
 """The quota of turns that call the chat model: a chat turn (JSON or streamed), a room
 turn a user asks for in their own private chat."""
 
+OBSERVED_TURNS = "observed_turns"
+"""The quota of turns reported after they happened (`POST /v1/observe`): no model call
+of their own, but each one re-arms the background write, which does call one."""
+
 
 @dataclass(frozen=True, slots=True)
 class Quota:

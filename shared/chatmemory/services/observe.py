@@ -6,7 +6,8 @@ from there on it is a chat turn (`services/after_turn.py`): the idle timer is re
 the background write learns from it once the conversation goes quiet; said with memory
 off or the persona muted, it is never read; a temporary one expires unread. No model is
 called and nothing is recalled. The turn id is the client's, so a retry after a lost
-answer stores nothing twice (`ConversationStore.append_observed`).
+answer stores nothing twice (`ConversationStore.append_observed`). Each turn is taken from
+the user's observed-turns quota first (the background write it re-arms calls a model).
 """
 
 from __future__ import annotations
@@ -18,12 +19,14 @@ from chatmemory.domain.conversation import Conversation, NewMessage, Role
 from chatmemory.domain.errors import ConcurrentChange
 from chatmemory.domain.ids import new_conversation_id
 from chatmemory.domain.observed_turn import fingerprint, turn_id
+from chatmemory.domain.quotas import OBSERVED_TURNS
 from chatmemory.domain.tokens import estimate_tokens
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.stores import Stores
 from chatmemory.services.after_turn import AfterTurn, StoredExchange
 from chatmemory.services.chat import TEMPORARY_TTL
 from chatmemory.services.context import turn_scope
+from chatmemory.services.quotas import QuotaGuard
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,18 +49,25 @@ class Observed:
 
 
 class ObserveService:
-    def __init__(self, stores: Stores, clock: Clock, after: AfterTurn) -> None:
+    def __init__(
+        self, stores: Stores, clock: Clock, after: AfterTurn, quotas: QuotaGuard | None = None
+    ) -> None:
         self._stores = stores
         self._clock = clock
         self._after = after
+        self._quotas = quotas
 
     def observe(self, request: ObserveRequest) -> Observed:
-        """Store the turn once; ConcurrentChange when its id was used for another turn."""
+        """Store the turn once; ConcurrentChange when its id was used for another turn,
+        RateLimited (nothing read or written) past the user's observed turns this minute.
+        A retry counts as a turn: the quota is taken before the store is asked."""
         turn_id(request.turn_id)
         rules.text("user", request.user_message, rules.MESSAGE_MAX)
         rules.text(
             "assistant", request.assistant_message, rules.ASSISTANT_MESSAGE_MAX, allow_empty=True
         )
+        if self._quotas is not None:
+            self._quotas.charge(request.user_id, OBSERVED_TURNS)
         scope = turn_scope(
             self._stores,
             request.user_id,
