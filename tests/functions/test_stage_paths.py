@@ -137,6 +137,24 @@ def test_a_sample_on_the_deployed_stage_is_answered_as_on_default(
         assert deployed.body == default.body
 
 
+def test_a_stage_path_that_arrives_without_its_stage_still_reaches_its_route(
+    handlers: Handlers, fresh: Any
+) -> None:
+    # Given the prod stage's event with the stage missing from the path (a proxy or a
+    # domain mapping in front that rewrote it)
+    container = fresh()
+    container.memories.create(USER, NewMemory(text="Is vegetarian."))
+    event = on_stage(sample_event("memories", "list_memories"), STAGE)
+    event["rawPath"] = "/v1/memories"
+
+    # When it reaches the function
+    reply = invoke(handler_for(handlers, event), event, user=USER)
+
+    # Then it is the route's answer, not "no such route"
+    assert reply.status == 200, reply.body
+    assert [m["text"] for m in reply.body["memories"]] == ["Is vegetarian."]
+
+
 def test_a_path_no_route_serves_is_still_refused_on_the_stage(
     handlers: Handlers, fresh: Any
 ) -> None:

@@ -48,7 +48,7 @@ def resolve(
             "payload_too_large",
             f"the request body is larger than {MAX_BODY_BYTES // 1024} KiB",
         )
-    event = dict(raw_event)
+    event = _stage_prefixed(dict(raw_event))
     content_type = header(event.get("headers"), "content-type")
     refused = refuse_body(content_type, has_body=size > 0)
     if refused is not None:
@@ -61,6 +61,20 @@ def resolve(
     # not as the gateway's 503 when the function is cut off.
     with request_deadline(remaining_seconds_of(context)):
         return app.resolve(event, context)
+
+
+def _stage_prefixed(event: dict[str, Any]) -> dict[str, Any]:
+    """The event with its stage in front of `rawPath`, where API Gateway puts it.
+
+    For a named stage the resolver cuts `len("/<stage>")` characters off `rawPath` without
+    looking at them; a path that arrives without the prefix (a proxy or domain mapping
+    that rewrote it) would be cut mid-word and miss every route.
+    """
+    stage = (event.get("requestContext") or {}).get("stage")
+    raw_path = event.get("rawPath") or ""
+    if stage and stage != "$default" and raw_path.split("/", 2)[1:2] != [stage]:
+        event["rawPath"] = f"/{stage}{raw_path}"
+    return event
 
 
 def _refused(status: HTTPStatus, code: str, message: str) -> dict[str, Any]:
