@@ -107,6 +107,17 @@ def described(stores: Stores, user_id: str) -> list[tuple[Any, ...]]:
     )
 
 
+def exported_then_forgotten(
+    stores: Stores, clock: ManualClock, memories: MemoryService, portability: PortabilityService
+) -> dict[str, Any]:
+    """Alice's export, taken before she forgot everything a minute ago."""
+    alice_remembers_a_life(stores, clock, memories)
+    document = exported(portability, ALICE)
+    memories.forget_everything(ALICE)
+    clock.advance(timedelta(minutes=1))
+    return document
+
+
 def by_text(stores: Stores, user_id: str) -> dict[str, Memory]:
     rows = stores.memories.iter_memories(user_id, MemoryQuery(status=None))
     return {m.text: m for m in rows}
@@ -202,11 +213,7 @@ def test_typing_an_imported_memory_again_finds_it_instead_of_a_second_copy(
     stores: Stores, clock: ManualClock, memories: MemoryService, portability: PortabilityService
 ) -> None:
     # Given Alice's export, "forget everything", and the export imported back
-    alice_remembers_a_life(stores, clock, memories)
-    document = exported(portability, ALICE)
-    memories.forget_everything(ALICE)
-    clock.advance(timedelta(minutes=1))
-    imported(portability, ALICE, document)
+    imported(portability, ALICE, exported_then_forgotten(stores, clock, memories, portability))
 
     # When she types one of those memories again, in the same words
     again = memories.create(ALICE, NewMemory(text="Lives in Bengaluru.", category="location"))
@@ -221,10 +228,7 @@ def test_a_memory_typed_again_before_the_import_is_not_imported_twice(
     stores: Stores, clock: ManualClock, memories: MemoryService, portability: PortabilityService
 ) -> None:
     # Given Alice's export, "forget everything", and one memory typed again since
-    alice_remembers_a_life(stores, clock, memories)
-    document = exported(portability, ALICE)
-    memories.forget_everything(ALICE)
-    clock.advance(timedelta(minutes=1))
+    document = exported_then_forgotten(stores, clock, memories, portability)
     memories.create(ALICE, NewMemory(text="Is vegetarian.", category="diet"))
 
     # When the export is imported

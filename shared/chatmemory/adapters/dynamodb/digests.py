@@ -38,6 +38,7 @@ from typing import cast
 
 from pynamodb.exceptions import PynamoDBException
 from pynamodb.expressions.condition import Condition
+from pynamodb.expressions.update import Action
 
 from chatmemory.adapters.dynamodb import keys
 from chatmemory.adapters.dynamodb.items import (
@@ -252,16 +253,12 @@ class DigestMarkers:
                 else:
                     writes.append(self.delete(user_id, memory.memory_id))
             self._table.commit(writes)
-        state = self._state
-        self._table.commit(
-            [
-                Write(
-                    "update",
-                    state(pk, keys.USER_SK),
-                    actions=(state.digest_markers.set(LAYOUT),),
-                )
-            ]
-        )
+        mark_user(self._table, self._state, user_id, self._state.digest_markers.set(LAYOUT))
+
+
+def mark_user(table: Table, state: type[UserMarkersItem], user_id: str, action: Action) -> None:
+    """Record on the USER item that one kind of the user's markers is complete."""
+    table.commit([Write("update", state(keys.pk(user_id), keys.USER_SK), actions=(action,))])
 
 
 def as_read(

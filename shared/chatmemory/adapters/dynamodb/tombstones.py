@@ -20,6 +20,7 @@ from pynamodb.exceptions import PynamoDBException
 from pynamodb.expressions.condition import Or
 
 from chatmemory.adapters.dynamodb import keys
+from chatmemory.adapters.dynamodb.digests import mark_user
 from chatmemory.adapters.dynamodb.items import UserMarkersItem, bind_item
 from chatmemory.adapters.dynamodb.mapping import tombstone_from_item, tombstone_item
 from chatmemory.adapters.dynamodb.table import (
@@ -142,16 +143,7 @@ class DynamoTombstoneStore(TombstoneStore):
                     key = cls(pk, keys.tombstone_sk(tombstone.memory_id))
                     writes += [Write("check", key, as_read), self._copy(tombstone)]
                 self._table.commit(writes)
-            state = self._state
-            self._table.commit(
-                [
-                    Write(
-                        "update",
-                        state(pk, keys.USER_SK),
-                        actions=(state.unpurged_copies.set(COPIES),),
-                    )
-                ]
-            )
+            mark_user(self._table, self._state, user_id, self._state.unpurged_copies.set(COPIES))
         except (LostRace, PynamoDBException) as exc:
             log.warning(
                 "tombstone copies not written yet", extra={"error_type": type(exc).__name__}
