@@ -32,7 +32,7 @@ OUTCOMES = (GATE_CLOSED, NOTHING_ABOVE, ONLY_UNRELATED, PARTIAL, FULL)
 
 # Where a needed memory that was not sent stood among the candidates.
 STOOD_GATE = "gate closed"
-STOOD_NOT_CANDIDATE = "gate open, not among the 40 candidates"
+STOOD_NOT_CANDIDATE = "gate open, not among the candidates"
 STOOD_BELOW = "gate open, a candidate below its bar"
 STOOD_OUTRANKED = "gate open, above the threshold but outranked (6th or lower)"
 STOOD = (STOOD_GATE, STOOD_NOT_CANDIDATE, STOOD_BELOW, STOOD_OUTRANKED)

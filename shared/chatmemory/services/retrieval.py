@@ -30,7 +30,11 @@ from chatmemory.services.relevance import USES_FROM_CATEGORY, Candidate, Relevan
 
 log = logging.getLogger(__name__)
 
-_CANDIDATES = 40
+#: how many of the index's nearest memories relevance scores. The index ranks by a memory's
+#: single best vector, relevance by the blend of its words and uses; a memory whose uses
+#: fit together but none alone stands out can sit past the 40th by the first and win by
+#: the second. 80 reaches every memory the blend would send on the labelled sets.
+CANDIDATES = 80
 # A write may take this much longer than the index's refresh interval to be searchable.
 _FRESH_MARGIN = timedelta(seconds=30)
 
@@ -258,7 +262,7 @@ class Retriever:
     def _candidates(self, user_id: str, query: Vectors, persona: str | None) -> list[Candidate]:
         """The index's nearest memories that the store still shows, and the writes too
         fresh for a lagging index."""
-        hits = self._index.search(user_id, query, k=_CANDIDATES, persona=persona)
+        hits = self._index.search(user_id, query, k=CANDIDATES, persona=persona)
         candidates: dict[str, Candidate] = {}
         if self._index.refresh_lag_seconds <= 0 and all(h.importance is not None for h in hits):
             # The index read the store itself: its hits are exactly the visible rows.
