@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+from pathlib import Path
 
 import pytest
 from playwright.sync_api import Locator, Page, Route, expect
@@ -14,6 +17,9 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SCREENSHOT = ROOT / "docs" / "images" / "manage-page.png"
 SCREENSHOT_LIMIT = 200 * 1024
+#: set to 1 to refresh the README's screenshot from the journey (a run never writes into
+#: the checkout otherwise)
+REFRESH_SCREENSHOT = "CHATMEMORY_REFRESH_SCREENSHOT"
 
 
 def say_in_chat(page: Page, message: str) -> Locator:
@@ -32,7 +38,9 @@ def memory(page: Page, text: str) -> Locator:
     return page.locator("li.memory:not(.past)", has=page.locator(".memory-text", has_text=text))
 
 
-def test_remember_see_correct_undo_and_delete(open_page: OpenPage, site: Site) -> None:
+def test_remember_see_correct_undo_and_delete(
+    open_page: OpenPage, site: Site, tmp_path: Path
+) -> None:
     # Given Ada on her page
     page = open_page("ada", width=1000, height=990)  # the screenshot shows the history too
 
@@ -77,7 +85,11 @@ def test_remember_see_correct_undo_and_delete(open_page: OpenPage, site: Site) -
     expect(toast).to_contain_text("noted: Lives in Pune.")
     thread = memory(page, "Is job-hunting")
     expect(thread).to_contain_text("thread: live")
-    page.screenshot(path=str(SCREENSHOT))
+    taken = tmp_path / SCREENSHOT.name
+    page.screenshot(path=str(taken))
+    assert taken.stat().st_size <= SCREENSHOT_LIMIT  # small enough for the README
+    if os.environ.get(REFRESH_SCREENSHOT) == "1":
+        shutil.copyfile(taken, SCREENSHOT)
     assert page.evaluate(LOW_CONTRAST_TEXTS) == []  # every text at WCAG AA, history included
 
     # When she undoes it
@@ -98,10 +110,7 @@ def test_remember_see_correct_undo_and_delete(open_page: OpenPage, site: Site) -
     assert site.texts("ada") == []
 
 
-def test_the_screenshot_for_the_readme_is_small() -> None:
-    # (written by the journey above; a missing file means it did not get that far)
-    if not SCREENSHOT.exists():
-        pytest.skip("the journey did not run here")
+def test_the_screenshot_in_the_readme_is_there_and_small() -> None:
     assert SCREENSHOT.stat().st_size <= SCREENSHOT_LIMIT
 
 
