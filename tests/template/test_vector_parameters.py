@@ -36,9 +36,7 @@ def test_the_allowed_sizes_are_titans_and_the_allowed_encodings_the_indexs() -> 
 
 
 @pytest.mark.parametrize("size", ["256", "1024"])
-def test_a_chosen_size_reaches_the_settings(
-    monkeypatch: pytest.MonkeyPatch, size: str
-) -> None:
+def test_a_chosen_size_reaches_the_settings(monkeypatch: pytest.MonkeyPatch, size: str) -> None:
     monkeypatch.setenv("CHATMEMORY_TITAN_DIMENSIONS", size)
     monkeypatch.setenv("CHATMEMORY_VECTOR_ENCODING", "byte")
 
