@@ -191,7 +191,7 @@ def main() -> None:
                     f"| {recall:.3f} | {injection:.3f} |"
                 )
     reference = by_encoding[VectorEncoding.FLOAT32]
-    print("\n| encoding | largest cosine change | mean change | questions sent something else |")
+    print("\n| encoding | largest cosine change | mean change | questions sent other memories |")
     print("|---|---|---|---|")
     for encoding, questions in by_encoding.items():
         changes, differently = [], 0
