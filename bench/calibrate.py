@@ -1,8 +1,9 @@
 """Calibrate recall for an embedder: the weights of the match, the gate's floor and the bars.
 
-Run:  .venv/bin/python bench/calibrate.py                      (MiniLM, ~2 minutes)
-      .venv/bin/python bench/calibrate.py --embedder titan --region us-west-2
-                                              (where an AWS account with Bedrock exists)
+Run:  .venv/bin/python bench/calibrate.py                      (MiniLM, ~30 s)
+      .venv/bin/python bench/calibrate.py --embedder titan --region us-west-2 --dimensions 512
+                  (where an AWS account with Bedrock exists; once per size the stack may use,
+                   256, 512 or 1024 — the stack's VectorDimensions parameter)
 
 The method, on the dev splits only (the test splits are printed once, at the end, and
 never looked at to choose):
@@ -198,18 +199,41 @@ def calibrate(embedder: Any, questions: Sequence[Question], start: RelevancePara
     }
 
 
-def main() -> None:
+def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
     )
     parser.add_argument("--embedder", default="minilm", choices=("minilm", "titan"))
     parser.add_argument("--region", default=None, help="AWS region (Titan)")
-    args = parser.parse_args()
+    parser.add_argument(
+        "--dimensions",
+        type=int,
+        default=512,
+        choices=(256, 512, 1024),
+        help="Titan's output size (the stack's VectorDimensions)",
+    )
+    args = parser.parse_args(argv)
+    if args.embedder == "titan" and not args.region:
+        parser.error("--embedder titan needs --region (one where Bedrock offers Titan V2)")
+    return args
+
+
+def settings_for(args: argparse.Namespace, folder: Path) -> Settings:
+    """A fresh local store in `folder`, embedding with the chosen model (Titan at its size
+    over Bedrock in the region, with the account's default credentials)."""
+    return Settings(
+        state_dir=folder,
+        embedder=args.embedder,
+        region=args.region,
+        titan_dimensions=args.dimensions,
+        project_root=ROOT,
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = arguments(argv)
     with tempfile.TemporaryDirectory(prefix="chatmemory-calibrate-") as folder:
-        settings = Settings(
-            state_dir=Path(folder), embedder=args.embedder, region=args.region, project_root=ROOT
-        )
-        container = Container(settings, SystemClock())
+        container = Container(settings_for(args, Path(folder)), SystemClock())
         use_container(container)
         try:
             questions = collect(container)

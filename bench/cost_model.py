@@ -6,7 +6,8 @@ What is measured, with the real code, and what is assumed:
 - Every handler runs in-process as Lambda would call it (the sample events in events/),
   on a DynamoDB table built from template.yaml under moto, SQS and Step Functions under
   moto, and the OpenSearch adapter over the in-memory collection the tests use; the
-  embedder is the hashing one at Titan's 1,024 dimensions (rows sized as on AWS) and
+  embedder is the hashing one at the stack's Titan size (512 dimensions, rows sized as on
+  AWS; the index at the stack's fp16 encoding) and
   the model is the offline stand-in, so nothing leaves the process.
 - CPU per request is this process's CPU time in the handler, less the time spent inside
   moto, the fake collection, the embedder and this bench's own meters (those stand for
@@ -53,6 +54,9 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "shared"))
 sys.path.insert(0, str(ROOT))
+
+from chatmemory.config import Settings  # noqa: E402 - after the path is set
+from chatmemory.domain.vector_encoding import VectorEncoding  # noqa: E402
 
 STARTED = time.perf_counter()
 READ = "2026-12-04"  # the day every source below was read
@@ -305,6 +309,11 @@ ASSUMPTIONS: dict[str, Sourced] = {
         "x (2 x dimensions + 8 x m) bytes of RAM per fp16 vector (faiss SQfp16)",
         "https://docs.opensearch.org/latest/vector-search/optimizing-storage/faiss-16-bit-quantization/",
     ),
+    "hnsw_bytes_byte": Sourced(
+        1.1,
+        "x (1 x dimensions + 8 x m) bytes of RAM per byte vector in an HNSW graph",
+        "https://docs.opensearch.org/latest/mappings/supported-field-types/knn-memory-optimized/",
+    ),
     "cache_min_tokens": Sourced(
         1024,
         "tokens: the shortest prefix the prompt cache keeps (Sonnet 4.x line)",
@@ -362,7 +371,9 @@ REGION = "us-east-1"
 TABLE = "chatmemory-cost"
 ACCOUNT = "123456789012"
 USER = "cost-user"
-TITAN_DIMENSIONS = 1024
+# The stack's defaults (template.yaml's VectorDimensions / VectorEncoding, the Settings').
+TITAN_DIMENSIONS = Settings().titan_dimensions
+VECTOR_ENCODING = Settings().vector_encoding
 SCRIPT_CATEGORIES = {"diet", "health", "preferences", "education", "location", "schedule"}
 MESSAGES = [
     "Hi! I'm vegetarian and I just moved to Bengaluru from Pune for a new job.",
@@ -908,6 +919,7 @@ def measure() -> Measured:  # noqa: PLR0912, PLR0915 - one scripted day, in orde
             index_name=f"memories-{embedder.name}",
             dimensions=embedder.dimensions,
             clock=clock,
+            encoding=VectorEncoding(VECTOR_ENCODING),
         )
         index.ensure_index()
         container.__dict__["index"] = index
@@ -1272,7 +1284,9 @@ class VectorCase:
 
     @property
     def graph_bytes(self) -> float:
-        factor = a("hnsw_bytes_fp32") if self.bytes_per_dim == 4 else a("hnsw_bytes_fp16")
+        factor = a(
+            {4: "hnsw_bytes_fp32", 2: "hnsw_bytes_fp16", 1: "hnsw_bytes_byte"}[self.bytes_per_dim]
+        )
         return factor * (self.bytes_per_dim * self.dimensions + 8 * a("hnsw_m")) * self.vectors
 
     def ocus(self, standby: bool) -> tuple[float, float]:
@@ -1297,13 +1311,30 @@ def vector_cases(measured: Measured) -> list[VectorCase]:
         VectorCase("one vector a memory, 1,024 dims float32 (the brief's 150M)", memories, 1024, 4),
         VectorCase("one vector a memory, 512 dims fp16", memories, 512, 2),
         VectorCase(
-            f"as indexed today: {per_1024} a memory (text + uses), 1,024 float32",
+            f"as indexed before: {per_1024} a memory (text + uses), 1,024 float32",
             memories * per_1024,
             1024,
             4,
         ),
-        VectorCase(f"as indexed at 512 dims: {per_512} a memory, fp16", memories * per_512, 512, 2),
+        VectorCase(
+            f"as deployed: {per_512} a memory (text + uses), 512 dims fp16",
+            memories * per_512,
+            512,
+            2,
+        ),
+        VectorCase(f"512 dims byte: {per_512} a memory", memories * per_512, 512, 1),
     ]
+
+
+def deployed_case(cases: list[VectorCase]) -> VectorCase:
+    """The case of the stack's default size and encoding."""
+    width = VectorEncoding(VECTOR_ENCODING).bytes_per_dimension
+    return next(
+        c
+        for c in cases
+        if c.label.startswith("as ")
+        and (c.dimensions, c.bytes_per_dim) == (TITAN_DIMENSIONS, width)
+    )
 
 
 def cost_lines(
@@ -1394,8 +1425,8 @@ def cost_lines(
     cases = vector_cases(measured)
     lines.append(
         Line(
-            "OpenSearch Serverless (as indexed today, standby on)",
-            cases[2].monthly(True),
+            "OpenSearch Serverless (as deployed: 512 dims fp16, standby on)",
+            deployed_case(cases).monthly(True),
             True,
             "RAM-bound HNSW graphs; see the OCU table",
         )

@@ -61,6 +61,9 @@ if TYPE_CHECKING:
 StoreKind = Literal["sqlite", "dynamodb"]
 EmbedderKind = Literal["auto", "minilm", "hashing", "titan"]
 IndexKind = Literal["exact", "opensearch"]
+# How the OpenSearch index stores vectors (domain/vector_encoding.py); bench/encoding.py
+# measured fp16 at the same recall as float32.
+VectorEncodingKind = Literal["float32", "fp16", "byte"]
 ModelKind = Literal["auto", "offline", "claude", "bedrock"]
 RerankerKind = Literal["none", "bedrock"]
 JobsKind = Literal["local", "sqs"]
@@ -158,8 +161,9 @@ class _Environment(BaseSettings):
     CHATMEMORY_LOCAL_SECRET: str | None = Field(default=None, repr=False)
     CHATMEMORY_PROJECT_ROOT: OptionalPath = None
     CHATMEMORY_EMBEDDER: EmbedderKind = "auto"
-    CHATMEMORY_TITAN_DIMENSIONS: int = 1024
+    CHATMEMORY_TITAN_DIMENSIONS: int = 512
     CHATMEMORY_INDEX: IndexKind = "exact"
+    CHATMEMORY_VECTOR_ENCODING: VectorEncodingKind = "fp16"
     CHATMEMORY_OPENSEARCH_ENDPOINT: str | None = None
     CHATMEMORY_OPENSEARCH_INDEX: str = "memories"
     CHATMEMORY_RECALL_THRESHOLD: OptionalNumber = None
@@ -246,8 +250,9 @@ class Settings:
     local_token_secret: str | None = None
     project_root: Path = field(default_factory=_package_project_root)
     embedder: EmbedderKind = "auto"
-    titan_dimensions: int = 1024
+    titan_dimensions: int = 512
     index: IndexKind = "exact"
+    vector_encoding: VectorEncodingKind = "fp16"
     opensearch_endpoint: str | None = None
     opensearch_index: str = "memories"
     recall_threshold: float | None = None
@@ -319,6 +324,7 @@ class Settings:
             embedder=env.CHATMEMORY_EMBEDDER,
             titan_dimensions=env.CHATMEMORY_TITAN_DIMENSIONS,
             index=env.CHATMEMORY_INDEX,
+            vector_encoding=env.CHATMEMORY_VECTOR_ENCODING,
             opensearch_endpoint=env.CHATMEMORY_OPENSEARCH_ENDPOINT,
             opensearch_index=env.CHATMEMORY_OPENSEARCH_INDEX,
             recall_threshold=env.CHATMEMORY_RECALL_THRESHOLD,
@@ -459,16 +465,20 @@ class Container:
             from chatmemory.adapters.opensearch_index import (  # noqa: PLC0415
                 OpenSearchIndex,
                 connect_serverless,
+                index_name,
             )
+            from chatmemory.domain.vector_encoding import VectorEncoding  # noqa: PLC0415
 
             assert self.settings.opensearch_endpoint and self.settings.region  # from_env
             client = connect_serverless(self.settings.opensearch_endpoint, self.settings.region)
-            # One index per embedder: vectors of different models never share a space.
+            # One index per embedder and encoding: vectors never share a space.
+            encoding = VectorEncoding(self.settings.vector_encoding)
             index = OpenSearchIndex(
                 client=client,
-                index_name=f"{self.settings.opensearch_index}-{self.embedder.name}",
+                index_name=index_name(self.settings.opensearch_index, self.embedder.name, encoding),
                 dimensions=self.embedder.dimensions,
                 clock=self.clock,
+                encoding=encoding,
             )
             index.ensure_index()  # once per cold start
             return index

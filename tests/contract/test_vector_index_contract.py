@@ -1,8 +1,12 @@
 """The VectorIndex contract: the exact index and OpenSearch (through opensearch-py against an
-executing fake collection) return the same hits for the same writes.
+executing fake collection) return the same hits for the same writes — OpenSearch in each
+vector encoding it can create (float32, fp16, byte), scored as the collection would.
 
 Writes go through the store *and* the index, as the services do; the OpenSearch fake
 refreshes after each write here (its refresh lag is covered in test_context_on_indexes).
+The tests' 4-d directions are spread over 64 dimensions (each value repeated 16 times):
+cosines are unchanged, and no component exceeds what a real embedding's does, which is
+what the byte encoding's scale is set for.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ from chatmemory.domain import vectors
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.memory import Memory
 from chatmemory.domain.tombstone import Tombstone
+from chatmemory.domain.vector_encoding import VectorEncoding
 from chatmemory.ports.embedder import Vectors
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorIndex
@@ -31,7 +36,12 @@ from tests.support import builders
 from tests.support.opensearch_fake import FakeCollection
 
 ALICE, BOB = "alice", "bob"
-DIMS = 4
+SPREAD = 16
+DIMS = 4 * SPREAD
+
+
+def spread(row: list[float]) -> list[float]:
+    return [float(value) for value in np.repeat(np.asarray(row, dtype=np.float32), SPREAD)]
 
 
 @dataclass
@@ -41,9 +51,8 @@ class Indexed:
     clock: ManualClock
 
     def write(self, user: str, text: str, rows: list[list[float]], **fields: object) -> Memory:
-        memory = builders.memory(
-            user, text, self.clock.now(), embedding=vectors.pack_rows(rows), **fields
-        )  # type: ignore[arg-type]
+        packed = vectors.pack_rows([spread(row) for row in rows])
+        memory = builders.memory(user, text, self.clock.now(), embedding=packed, **fields)  # type: ignore[arg-type]
         self.stores.memories.add_memory(memory)
         self.index.upsert(memory)
         return memory
@@ -61,12 +70,12 @@ class Indexed:
 
 
 def unit(*values: float) -> Vectors:
-    vector = np.asarray(values, dtype=np.float32)
+    vector = np.asarray(spread(list(values)), dtype=np.float32)
     normalised: Vectors = vector / np.linalg.norm(vector)
     return normalised
 
 
-@pytest.fixture(params=["exact", "opensearch"])
+@pytest.fixture(params=["exact", *(f"opensearch-{e.value}" for e in VectorEncoding)])
 def indexed(
     request: pytest.FixtureRequest, tmp_path: Path, clock: ManualClock
 ) -> Iterator[Indexed]:
@@ -81,6 +90,7 @@ def indexed(
             index_name="memories",
             dimensions=DIMS,
             clock=clock,
+            encoding=VectorEncoding(request.param.removeprefix("opensearch-")),
         )
         opensearch.ensure_index()
         index = opensearch

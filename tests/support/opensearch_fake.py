@@ -18,7 +18,13 @@ It is honest in three ways:
   `refresh()` (new documents are invisible, deleted ones still visible), while deletes by
   id act at once, as in Lucene. Pass `refresh_on_write=True` to refresh after each bulk.
 
-Scores follow the cosinesimil space: `_score = (1 + cos) / 2`.
+Vector fields are faiss HNSW, as a vector collection runs them, in one of the three
+encodings the adapter creates (chatmemory/domain/vector_encoding.py): float32 and SQfp16
+(`encoder: sq`) under `cosinesimil` — the stored vector normalised, SQfp16 keeping it as
+half floats, scored by inner product with the normalised query, `_score = (1 + cos) / 2` —
+and `data_type: byte` under `innerproduct`, integers in [-128, 127] only, `_score` from
+the inner product as the k-NN spaces page gives it. faiss refuses `cosinesimil` on bytes
+with a 400 (opensearch-project/k-NN#3002), and so does the fake.
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ class _Index:
     vector_field: str
     dimension: int
     strict: bool
+    data_type: str = "float"  # or "byte"
+    fp16: bool = False  # faiss SQfp16: the stored vectors are half floats
     live: dict[str, dict[str, Any]] = field(default_factory=dict)
     searchable: dict[str, dict[str, Any]] = field(default_factory=dict)
 
@@ -148,7 +156,10 @@ class FakeCollection:
             return _error(
                 400, "resource_already_exists_exception", f"index [{name}] already exists", name
             )
-        self._indexes[name] = _parse_index(body)
+        try:
+            self._indexes[name] = _parse_index(body)
+        except _Refused as refused:
+            return _error(400, "mapper_parsing_exception", refused.reason, name)
         return 200, {"acknowledged": True, "shards_acknowledged": True, "index": name}
 
     def _index(self, name: str) -> _Index:
@@ -278,11 +289,19 @@ class FakeCollection:
         k = spec.get("k")
         if not isinstance(k, int) or not 1 <= k <= MAX_WINDOW:
             return _error(400, "illegal_argument_exception", "[knn] requires 0 < k <= 10000", "")
-        query = np.asarray(spec.get("vector"), dtype=np.float64)
+        raw = spec.get("vector")
+        query = np.asarray(raw, dtype=np.float64)
         if query.shape != (index.dimension,):
-            return _error(400, "illegal_argument_exception", "query vector dimension mismatch", "")
+            given = query.shape[0] if query.ndim == 1 else 0
+            reason = (
+                f"Query vector has invalid dimension: {given}. "
+                f"Dimension should be: {index.dimension}"
+            )
+            return _error(400, "illegal_argument_exception", reason, "")
+        if index.data_type == "byte" and not _bytes(raw):
+            return _error(400, "illegal_argument_exception", _BYTE_RANGE, "")
         query_norm = float(np.linalg.norm(query))
-        if query_norm == 0.0:
+        if index.data_type != "byte" and query_norm == 0.0:
             return _error(
                 400,
                 "illegal_argument_exception",
@@ -295,8 +314,7 @@ class FakeCollection:
             if knn_filter is not None and not _matches(index, source, knn_filter):
                 continue
             vector = np.asarray(source[index.vector_field], dtype=np.float64)
-            cosine = float(vector @ query) / (float(np.linalg.norm(vector)) * query_norm)
-            scored.append((doc_id, float(np.float32((1.0 + cosine) / 2.0))))
+            scored.append((doc_id, _score(index, vector, query, query_norm)))
         scored.sort(key=lambda pair: pair[1], reverse=True)
         return scored[:k]
 
@@ -323,6 +341,40 @@ class FakeConnection(Connection):
         if not 200 <= status < 300 and status not in ignore:
             self._raise_error(status, raw, "application/json")
         return status, {"content-type": "application/json"}, raw
+
+
+def _score(index: _Index, vector: Any, query: Any, query_norm: float) -> float:
+    """The `_score` faiss gives this stored vector for this query, as a float32."""
+    if index.data_type == "byte":
+        # innerproduct: d = -(x . y); score = -d + 1 if d < 0 else 1 / (1 + d).
+        distance = -float(vector @ query)
+        return float(np.float32(-distance + 1.0 if distance < 0 else 1.0 / (1.0 + distance)))
+    unit = vector / float(np.linalg.norm(vector))  # faiss normalises at ingestion
+    if index.fp16:
+        unit = unit.astype(np.float16).astype(np.float64)
+    cosine = float(unit @ (query / query_norm))
+    return float(np.float32((1.0 + cosine) / 2.0))
+
+
+# The k-NN plugin's wording for a value a byte field cannot hold.
+_BYTE_RANGE = (
+    "[data_type] field was set as [byte] in index mapping. But, KNN vector values are not "
+    "within in the byte range [-128, 127]"
+)
+
+
+def _bytes(values: Any) -> bool:
+    return isinstance(values, list) and all(
+        isinstance(x, int) and not isinstance(x, bool) and -128 <= x <= 127 for x in values
+    )
+
+
+class _Refused(Exception):
+    """A mapping the k-NN plugin answers with mapper_parsing_exception."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
 
 
 # ---- request parsing and validation -------------------------------------------------------
@@ -361,25 +413,55 @@ def _parse_index(body: Any) -> _Index:
         if kind == "date" and spec.get("format") != "epoch_millis":
             raise UnsupportedRequest("only epoch_millis dates are modelled")
         if kind == "knn_vector":
-            method = spec.get("method", {})
-            if (
-                method.get("name") != "hnsw"
-                or method.get("engine") not in ("faiss", "lucene")
-                or method.get("space_type") != "cosinesimil"
-                or set(method) - {"name", "engine", "space_type"}
-            ):
-                # Efficient filtering needs faiss or lucene; the fake scores cosinesimil only.
-                raise UnsupportedRequest(f"knn method {method!r}")
-            vector_fields.append((name, int(spec["dimension"])))
+            vector_fields.append((name, *_vector_field(spec)))
     if len(vector_fields) != 1:
         raise UnsupportedRequest("exactly one knn_vector field is modelled")
-    (vector_field, dimension), *_ = vector_fields
+    (vector_field, dimension, data_type, fp16), *_ = vector_fields
     return _Index(
         properties=properties,
         vector_field=vector_field,
         dimension=dimension,
         strict=mappings.get("dynamic") == "strict",
+        data_type=data_type,
+        fp16=fp16,
     )
+
+
+_FP16 = {"encoder": {"name": "sq", "parameters": {"type": "fp16"}}}
+
+
+def _vector_field(spec: Mapping[str, Any]) -> tuple[int, str, bool]:
+    """(dimension, data type, SQfp16?) of a knn_vector mapping the fake models."""
+    if set(spec) - {"type", "dimension", "data_type", "method"}:
+        raise UnsupportedRequest(f"knn_vector options {sorted(spec)}")
+    dimension = spec.get("dimension")
+    if not isinstance(dimension, int) or not 1 <= dimension <= 16_000:
+        raise _Refused("Dimension value must be between 1 and 16000")
+    data_type = spec.get("data_type", "float")
+    method = spec.get("method", {})
+    space = method.get("space_type")
+    # Serverless runs faiss HNSW only (no lucene, no IVF); efficient filtering needs it.
+    if (
+        method.get("name") != "hnsw"
+        or method.get("engine") != "faiss"
+        or set(method) - {"name", "engine", "space_type", "parameters"}
+    ):
+        raise UnsupportedRequest(f"knn method {method!r}")
+    parameters = method.get("parameters")
+    if data_type == "byte":
+        if space == "cosinesimil":
+            raise _Refused(
+                "Failed to parse mapping [_doc]: Faiss engine does not support cosine "
+                "similarity with byte vectors."
+            )
+        if space != "innerproduct" or parameters is not None:
+            raise UnsupportedRequest(f"byte vectors with {method!r}")
+        return dimension, "byte", False
+    if data_type != "float" or space != "cosinesimil":
+        raise UnsupportedRequest(f"{data_type} vectors in {space!r}")
+    if parameters not in (None, _FP16):
+        raise UnsupportedRequest(f"method parameters {parameters!r}")
+    return dimension, "float", parameters == _FP16
 
 
 def _mapping_problem(index: _Index, source: Mapping[str, Any]) -> tuple[str, str] | None:
@@ -396,11 +478,19 @@ def _mapping_problem(index: _Index, source: Mapping[str, Any]) -> tuple[str, str
             raise UnsupportedRequest(f"dynamic mapping of {name!r} is not modelled")
         kind = spec["type"]
         if kind == "knn_vector":
-            ok = (
-                isinstance(value, list)
-                and len(value) == index.dimension
-                and all(isinstance(x, int | float) and not isinstance(x, bool) for x in value)
-            )
+            if isinstance(value, list) and len(value) != index.dimension:
+                return (
+                    "mapper_parsing_exception",
+                    f"Vector dimension mismatch. Expected: {index.dimension}, Given: {len(value)}",
+                )
+            if index.data_type == "byte":
+                if not _bytes(value):
+                    return "mapper_parsing_exception", _BYTE_RANGE
+                ok = True
+            else:
+                ok = isinstance(value, list) and all(
+                    isinstance(x, int | float) and not isinstance(x, bool) for x in value
+                )
         elif kind == "keyword":
             ok = isinstance(value, str)
         else:  # integer, date as epoch millis

@@ -25,6 +25,7 @@ VARIABLES = (
     "CHATMEMORY_EMBEDDER",
     "CHATMEMORY_TITAN_DIMENSIONS",
     "CHATMEMORY_INDEX",
+    "CHATMEMORY_VECTOR_ENCODING",
     "CHATMEMORY_OPENSEARCH_ENDPOINT",
     "CHATMEMORY_OPENSEARCH_INDEX",
     "CHATMEMORY_RECALL_THRESHOLD",
@@ -95,8 +96,9 @@ def test_an_empty_environment_gives_the_embedded_defaults(home: Path) -> None:
         local_token_secret=None,
         project_root=ROOT,
         embedder="auto",
-        titan_dimensions=1024,
+        titan_dimensions=512,
         index="exact",
+        vector_encoding="fp16",
         opensearch_endpoint=None,
         opensearch_index="memories",
         recall_threshold=None,
@@ -143,6 +145,8 @@ def test_an_empty_environment_gives_the_embedded_defaults(home: Path) -> None:
         ({"CHATMEMORY_EMBEDDER": "hashing"}, "embedder", "hashing"),
         ({"CHATMEMORY_EMBEDDER": "titan"}, "embedder", "titan"),
         ({"CHATMEMORY_TITAN_DIMENSIONS": "256"}, "titan_dimensions", 256),
+        ({"CHATMEMORY_VECTOR_ENCODING": "byte"}, "vector_encoding", "byte"),
+        ({"CHATMEMORY_VECTOR_ENCODING": "float32"}, "vector_encoding", "float32"),
         (
             {
                 "CHATMEMORY_INDEX": "opensearch",
@@ -290,6 +294,11 @@ def test_a_variable_set_to_nothing_counts_as_unset(
         ({"CHATMEMORY_PURGE": "cron"}, "CHATMEMORY_PURGE", "must be local or stepfunctions"),
         ({"CHATMEMORY_IDLE_SECONDS": "ten"}, "CHATMEMORY_IDLE_SECONDS", "must be an integer"),
         ({"CHATMEMORY_IDLE_SECONDS": ""}, "CHATMEMORY_IDLE_SECONDS", "must be an integer"),
+        (
+            {"CHATMEMORY_VECTOR_ENCODING": "int4"},
+            "CHATMEMORY_VECTOR_ENCODING",
+            "must be float32, fp16 or byte",
+        ),
         (
             {"CHATMEMORY_TITAN_DIMENSIONS": "big"},
             "CHATMEMORY_TITAN_DIMENSIONS",

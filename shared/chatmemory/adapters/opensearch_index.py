@@ -27,7 +27,7 @@ No memory text is ever sent: documents hold ids, persona, status, expiry and the
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, cast
 from urllib.parse import urlparse
@@ -41,6 +41,11 @@ from opensearchpy.exceptions import RequestError
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.memory import Memory, Status
+from chatmemory.domain.vector_encoding import (
+    VectorEncoding,
+    cosine_from_inner_product,
+    to_bytes,
+)
 from chatmemory.domain.vectors import unpack_rows
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Vectors
@@ -63,19 +68,41 @@ class OpenSearchIndexError(RuntimeError):
     """OpenSearch took the request but not all of it (failed bulk lines, a lookup cut short)."""
 
 
-def index_body(dimensions: int) -> dict[str, Any]:
-    """The index settings and mapping: a cosine HNSW field on faiss, and the filter fields."""
+def index_name(base: str, embedder_name: str, encoding: VectorEncoding) -> str:
+    """One index per embedder and encoding: vectors of different spaces never share one
+    (float32 keeps the name it always had)."""
+    name = f"{base}-{embedder_name}"
+    return name if encoding is VectorEncoding.FLOAT32 else f"{name}-{encoding.value}"
+
+
+def vector_mapping(dimensions: int, encoding: VectorEncoding) -> dict[str, Any]:
+    """The knn_vector field: faiss HNSW, cosine for floats, inner product for bytes."""
+    if encoding is VectorEncoding.BYTE:
+        return {
+            "type": "knn_vector",
+            "dimension": dimensions,
+            "data_type": "byte",
+            "method": {"name": "hnsw", "engine": "faiss", "space_type": "innerproduct"},
+        }
+    method: dict[str, Any] = {"name": "hnsw", "engine": "faiss", "space_type": "cosinesimil"}
+    if encoding is VectorEncoding.FP16:
+        # Unit vectors are far inside fp16's ±65504, so nothing needs clipping (clip: false
+        # would refuse, not round, a vector outside it).
+        method["parameters"] = {"encoder": {"name": "sq", "parameters": {"type": "fp16"}}}
+    return {"type": "knn_vector", "dimension": dimensions, "method": method}
+
+
+def index_body(
+    dimensions: int, encoding: VectorEncoding = VectorEncoding.FLOAT32
+) -> dict[str, Any]:
+    """The index settings and mapping: the vector field, and the filter fields."""
     return {
         "settings": {"index.knn": True},
         "mappings": {
             # Nothing but these fields can ever be stored (no memory text by accident).
             "dynamic": "strict",
             "properties": {
-                VECTOR_FIELD: {
-                    "type": "knn_vector",
-                    "dimension": dimensions,
-                    "method": {"name": "hnsw", "engine": "faiss", "space_type": "cosinesimil"},
-                },
+                VECTOR_FIELD: vector_mapping(dimensions, encoding),
                 "user_id": {"type": "keyword"},
                 "memory_id": {"type": "keyword"},
                 "persona": {"type": "keyword"},
@@ -97,6 +124,17 @@ def cosine_from_score(score: float) -> float:
     return max(-1.0, min(1.0, 2.0 * score - 1.0))
 
 
+def cosine_from_inner_product_score(score: float) -> float:
+    """The cosine behind a faiss `innerproduct` `_score` on byte vectors.
+
+    For innerproduct, d = -(x . y) and the score is -d + 1 when d < 0, else 1 / (1 + d)
+    (https://docs.opensearch.org/latest/mappings/supported-field-types/knn-spaces/); the
+    inner product of the two byte vectors, over the scale squared, is the cosine.
+    """
+    inner_product = score - 1.0 if score >= 1.0 else 1.0 - 1.0 / max(score, 1e-12)
+    return cosine_from_inner_product(inner_product)
+
+
 def epoch_millis(instant: datetime) -> int:
     return int(instant.timestamp() * 1000)
 
@@ -113,6 +151,7 @@ class OpenSearchIndex(VectorIndex):
         clock: Clock,
         refresh_lag_seconds: float = DEFAULT_REFRESH_LAG_SECONDS,
         rows_per_memory: int = DEFAULT_ROWS_PER_MEMORY,
+        encoding: VectorEncoding = VectorEncoding.FLOAT32,
     ) -> None:
         if not 1 <= dimensions <= MAX_DIMENSIONS:
             raise InvalidField("dimensions", f"must be 1..{MAX_DIMENSIONS}")
@@ -125,6 +164,7 @@ class OpenSearchIndex(VectorIndex):
         self._dimensions = dimensions
         self._clock = clock
         self._rows_per_memory = rows_per_memory
+        self.encoding = VectorEncoding(encoding)
         self.refresh_lag_seconds = refresh_lag_seconds
 
     # ---- the index itself -------------------------------------------------------------
@@ -134,7 +174,9 @@ class OpenSearchIndex(VectorIndex):
         if self._client.indices.exists(index=self._index):
             return False
         try:
-            self._client.indices.create(index=self._index, body=index_body(self._dimensions))
+            self._client.indices.create(
+                index=self._index, body=index_body(self._dimensions, self.encoding)
+            )
         except RequestError as error:
             # Another cold start won the race; the index is there, which is all we wanted.
             if error.error != "resource_already_exists_exception":
@@ -190,12 +232,17 @@ class OpenSearchIndex(VectorIndex):
         size = min(k * self._rows_per_memory, MAX_WINDOW)
         while True:
             hits = self._knn_hits(vector, size, knn_filter)
-            best = _best_per_memory(hits)
+            best = _best_per_memory(hits, self._cosine)
             if len(best) >= k or len(hits) < size or size >= MAX_WINDOW:
                 break
             size = min(size * 2, MAX_WINDOW)
         ranked = sorted(best.values(), key=lambda hit: (-hit.score, hit.memory_id))
         return ranked[:k]
+
+    def _cosine(self, score: float) -> float:
+        if self.encoding is VectorEncoding.BYTE:
+            return cosine_from_inner_product_score(score)
+        return cosine_from_score(score)
 
     # ---- request bodies ---------------------------------------------------------------
 
@@ -220,7 +267,7 @@ class OpenSearchIndex(VectorIndex):
         return {"bool": {"filter": clauses}}
 
     def _knn_hits(
-        self, vector: list[float], size: int, knn_filter: dict[str, Any]
+        self, vector: list[float] | list[int], size: int, knn_filter: dict[str, Any]
     ) -> list[Mapping[str, Any]]:
         # The filter sits inside the knn clause: efficient filtering finds k neighbours among
         # the user's rows, where a post-filter could return fewer than k, or none.
@@ -262,14 +309,15 @@ class OpenSearchIndex(VectorIndex):
             raise InvalidField(
                 "embedding", f"has {rows.shape[1]} dimensions; the index holds {self._dimensions}"
             )
-        for row_number, row in enumerate(rows):
+        sent = self._as_sent(rows)
+        for row_number, row in enumerate(sent):
             document: dict[str, Any] = {
                 "user_id": memory.user_id,
                 "memory_id": memory.memory_id,
                 "persona": memory.persona,
                 "status": memory.status.value,
                 "row": row_number,
-                VECTOR_FIELD: _json_floats(row),
+                VECTOR_FIELD: row,
             }
             if memory.valid_until is not None:
                 document["valid_until"] = epoch_millis(memory.valid_until)
@@ -298,7 +346,13 @@ class OpenSearchIndex(VectorIndex):
                 f"{len(failures)} of {len(actions)} bulk lines failed: {failures[0]}"
             )
 
-    def _query_vector(self, query: Vectors) -> list[float]:
+    def _as_sent(self, rows: Vectors) -> list[list[float]] | list[list[int]]:
+        """Rows as the field takes them: floats (the index encodes fp16 itself) or bytes."""
+        if self.encoding is VectorEncoding.BYTE:
+            return [[int(value) for value in row] for row in to_bytes(rows).tolist()]
+        return [_json_floats(row) for row in rows]
+
+    def _query_vector(self, query: Vectors) -> list[float] | list[int]:
         vector = np.asarray(query, dtype=np.float32)
         if vector.ndim == 2 and vector.shape[0] == 1:
             vector = vector[0]
@@ -307,6 +361,9 @@ class OpenSearchIndex(VectorIndex):
         # cosinesimil rejects the zero vector (its norm is 0); so do we, before any request.
         if not np.all(np.isfinite(vector)) or not np.any(vector):
             raise InvalidField("query", "must be finite and not all zeros")
+        if self.encoding is VectorEncoding.BYTE:
+            # A byte field is queried with bytes, on the documents' scale.
+            return [int(value) for value in to_bytes(vector)]
         return _json_floats(vector)
 
 
@@ -319,7 +376,9 @@ def _hits(response: Any) -> list[Mapping[str, Any]]:
     return cast(list[Mapping[str, Any]], hits)
 
 
-def _best_per_memory(hits: Sequence[Mapping[str, Any]]) -> dict[str, VectorHit]:
+def _best_per_memory(
+    hits: Sequence[Mapping[str, Any]], cosine: Callable[[float], float] = cosine_from_score
+) -> dict[str, VectorHit]:
     """Each memory's best cosine among its returned rows, and which kind of row scored it.
 
     Row 0 embeds what the memory says; rows 1+ what it is useful for. A row that did not
@@ -330,7 +389,7 @@ def _best_per_memory(hits: Sequence[Mapping[str, Any]]) -> dict[str, VectorHit]:
     for hit in hits:
         source = hit["_source"]
         memory_id = str(source["memory_id"])
-        score = cosine_from_score(float(hit["_score"]))
+        score = cosine(float(hit["_score"]))
         row = int(source.get("row", 0))
         if row == 0:
             said[memory_id] = max(score, said.get(memory_id, -2.0))
