@@ -1591,8 +1591,8 @@ def report(measured: Measured) -> None:  # noqa: PLR0915 - one table after anoth
         "Lambda s = CPU ÷ (512/1,769 of a vCPU) + waits (DynamoDB, SQS, Step Functions, "
         "OpenSearch, Titan, the model's time to its last token). RRU/WRU: on-demand units "
         "from the sizes of the items each request reads and writes. A chat turn reads the "
-        "user's whole memory history today (issue 17, item 4); its RRU will drop when that "
-        "read is made flat."
+        "memories in use and never their history (README: Per-turn reads), so its RRU stays "
+        "flat as history grows."
     )
 
     total = Table(
