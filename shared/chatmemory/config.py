@@ -46,6 +46,7 @@ from chatmemory.services.portability import PortabilityService
 from chatmemory.services.purge import InProcessPurge, PurgePipeline, PurgeSweep
 from chatmemory.services.quotas import QuotaGuard
 from chatmemory.services.recall import RecallService
+from chatmemory.services.reindex import Reindexer
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
 from chatmemory.services.rhythm import RhythmKeeper
@@ -548,6 +549,11 @@ class Container:
         return MemoryService(
             self.stores, self.clock, self.indexer, self.purge_starter, uses_jobs=uses_jobs
         )
+
+    @cached_property
+    def reindexer(self) -> Reindexer:
+        """Vectors for memories recall cannot compare, and a fresh index filled."""
+        return Reindexer(self.stores, self.indexer)
 
     @cached_property
     def uses(self) -> UsesWriter:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 from datetime import UTC, datetime, timedelta
@@ -12,6 +13,8 @@ from urllib.request import Request, urlopen
 
 import pytest
 
+from chatmemory.config import Container, Settings
+from chatmemory.services.memories import NewMemory
 from tests.support.cli_server import cli_environment, run_cli, serve_in_process
 
 pytestmark = pytest.mark.e2e
@@ -77,6 +80,27 @@ def test_the_nightly_review_runs_on_its_own(environment: dict[str, str], tmp_pat
     done = run_cli(environment, "nightly", "--state-dir", str(tmp_path))
 
     assert done.stdout.strip() == "reviewed 0 quiet thread(s): 0 went dormant"
+
+
+def test_reindex_gives_vectors_to_a_memory_stored_without_them(
+    environment: dict[str, str], tmp_path: Path
+) -> None:
+    # Given a memory stored while the embedder failed (kept, without vectors)
+    container = Container(Settings(state_dir=tmp_path, embedder="hashing"))
+    memory = container.memories.create("ada", NewMemory(text="Keeps bees on the roof.")).memory
+    container.stores.memories.put_memory(dataclasses.replace(memory, embedding=None))
+
+    # When the developer runs the re-index on that folder
+    environment = {**environment, "CHATMEMORY_EMBEDDER": "hashing"}
+    done = run_cli(environment, "reindex", "--state-dir", str(tmp_path))
+
+    # Then it says what it did, and the memory has vectors again
+    assert done.stdout.strip() == (
+        "re-indexed 1 user(s): 1 memory(ies) given new vectors, 1 sent to the index, "
+        "0 changed meanwhile"
+    )
+    (again,) = container.stores.memories.iter_memories("ada")
+    assert again.embedding is not None
 
 
 def test_a_server_ahead_of_time_takes_real_tokens_and_its_flush_runs_on_its_day(

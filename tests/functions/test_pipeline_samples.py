@@ -6,6 +6,7 @@ next state reads (statemachines/write_pipeline.asl.json's ResultSelectors)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import hashlib
 import json
 from collections.abc import Iterator
@@ -15,7 +16,7 @@ from typing import Any
 
 import pytest
 from aws_lambda_powertools.utilities.parser.models import EventBridgeModel, SqsModel
-from pydantic import BaseModel
+from pydantic import BaseModel, ValidationError
 
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.config import Container, Settings, use_container
@@ -24,12 +25,13 @@ from chatmemory.domain.rooms import NewRoomMessage, RoomKind
 from chatmemory.local.server import LocalLambdaContext
 from chatmemory.ports.memories import MemoryQuery
 from chatmemory.services.chat import ChatRequest, ChatResult
+from chatmemory.services.memories import NewMemory
 from chatmemory.services.room_service import NewRoom
 from chatmemory.tasks.payloads import TaskPayload
 from tests.support.functions import EVENTS, ROOT, load_function, load_handler, sample_event
 
 TASKS = ("extract", "route", "rebuild_profile", "notify", "record_failure")
-TRIGGERS = ("idle", "sweep", "nightly")
+TRIGGERS = ("idle", "sweep", "nightly", "reindex")
 ASL = json.loads((ROOT / "statemachines" / "write_pipeline.asl.json").read_text())
 
 #: which function each sample under events/pipeline/ is for
@@ -43,6 +45,7 @@ SAMPLE_FOR = {
     "room_quiet": ("idle",),
     "sweep": ("sweep",),
     "nightly": ("nightly",),
+    "reindex": ("reindex",),
     "purge": ("purge_plan", "purge_vectors", "purge_rows", "purge_mark"),
     "purge_profile": ("purge_profile",),
     "purge_summary": ("purge_summary",),
@@ -53,6 +56,8 @@ TRIGGER_EVENTS: dict[str, type[BaseModel]] = {
     "room_quiet": SqsModel,
     "sweep": EventBridgeModel,
     "nightly": EventBridgeModel,
+    # an operator's invocation: the function's own model
+    "reindex": load_function("pipeline/reindex").ReindexEvent,
 }
 
 
@@ -257,6 +262,31 @@ def test_the_nightly_sample_puts_a_quiet_thread_to_sleep(
 
     # Then the review went through the thread and put it to sleep
     assert counts == {"checked": 1, "dormant": 1}
+
+
+def test_the_reindex_sample_gives_vectors_to_a_memory_stored_without_them(
+    container: Container, handlers: dict[str, Any]
+) -> None:
+    # Given the sample's user has a memory stored while the embedder failed
+    remembered = container.memories.create("user-123", NewMemory(text="Keeps bees on the roof."))
+    stored = container.stores.memories.get_memory("user-123", remembered.memory.memory_id)
+    assert stored is not None
+    container.stores.memories.put_memory(dataclasses.replace(stored, embedding=None))
+
+    # When an operator invokes the re-index with the sample
+    counts = run(handlers, "reindex", sample("reindex"))
+
+    # Then it has vectors again and is in the index
+    assert (counts["users"], counts["embedded"], counts["published"]) == (1, 1, 1)
+    (again,) = container.stores.memories.iter_memories("user-123")
+    assert again.embedding is not None
+
+
+def test_a_reindex_event_of_another_shape_is_refused(handlers: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        run(handlers, "reindex", {"segment": 3, "segments": 2})
+    with pytest.raises(ValidationError):
+        run(handlers, "reindex", {"users": ["user-123"]})
 
 
 def test_the_samples_describe_one_run() -> None:

@@ -338,6 +338,7 @@ FUNCTIONS = (
     "IdleFunction",  # a quiet room's writes index what they learn about people
     "FoldFunction",  # a uses job embeds a memory's own uses and indexes them (a fold, none)
     "PurgeVectorsFunction",
+    "ReindexFunction",  # an operator's re-index fills a new index
 )
 
 

@@ -52,13 +52,18 @@ def with_own_uses(meta: Mapping[str, Any], uses: Sequence[str]) -> dict[str, Any
 
 
 def row_with_own_uses(
-    expected: Memory, memory_id: str, meta: Mapping[str, Any], embedding: bytes
+    expected: Memory,
+    memory_id: str,
+    meta: Mapping[str, Any],
+    embedding: bytes,
+    *,
+    own: bool = True,
 ) -> Memory:
     """The row as read, with its own uses and their vectors: what a store's compare-and-set
-    writes. InvalidField for another row's id, or a meta that still says its uses are
-    borrowed or carried."""
+    writes. InvalidField for another row's id, or (`own`) a meta that still says its uses
+    are borrowed or carried; without `own` only the vectors are new (a re-index)."""
     if expected.memory_id != memory_id:
         raise InvalidField("memory_id", "must be the id of the row read")
-    if awaits_uses(meta):
+    if own and awaits_uses(meta):
         raise InvalidField("meta", "the uses written must be the memory's own")
     return dataclasses.replace(expected, meta=dict(meta), embedding=embedding)

@@ -193,6 +193,25 @@ def flush(args: argparse.Namespace) -> int:
     return 0
 
 
+def reindex(args: argparse.Namespace) -> int:
+    """Vectors of the embedder in use for every memory recall cannot compare (written when
+    the embedder failed, or by another one), and every memory in use sent to the index."""
+    settings = _settings(args.state_dir, follow_server=True)
+    quiet_local_runtime()
+    container = Container(settings)
+    use_container(container)
+    done = container.reindexer.run(args.user or None, republish=True)
+    print(
+        f"re-indexed {done.users} user(s): {done.embedded} memory(ies) given new vectors, "
+        f"{done.published} sent to the index, {done.changed} changed meanwhile",
+        flush=True,
+    )
+    if done.unembedded:
+        print(f"{done.unembedded} memory(ies) could not be embedded; run it again", file=sys.stderr)
+        return 1
+    return 0
+
+
 def nightly(args: argparse.Namespace) -> int:
     """The nightly thread review, now: every live thread quiet past three times its
     rhythm goes dormant (AWS runs it on a schedule; `flush` runs it too)."""
@@ -256,6 +275,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     flush_cmd.add_argument("--state-dir", help="the state folder the server uses")
     flush_cmd.set_defaults(run=flush)
+
+    reindex_cmd = commands.add_parser(
+        "reindex",
+        help="give every memory vectors of the embedder in use and refill the vector index",
+    )
+    reindex_cmd.add_argument("--state-dir", help="the state folder the server uses")
+    reindex_cmd.add_argument(
+        "--user", action="append", help="only this user (repeat for more); default: everyone"
+    )
+    reindex_cmd.set_defaults(run=reindex)
 
     nightly_cmd = commands.add_parser(
         "nightly", help="run the nightly thread review now (quiet threads go dormant)"

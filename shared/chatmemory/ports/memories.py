@@ -19,6 +19,9 @@ from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.ports.pages import MAX_PAGE, Page
 
+#: the most parts `MemoryStore.memory_owners` splits into (DynamoDB's TotalSegments limit)
+MAX_SCAN_SEGMENTS = 1_000_000
+
 
 @dataclass(frozen=True, slots=True)
 class MemoryQuery:
@@ -149,11 +152,13 @@ class MemoryStore(ABC):
         expected: Memory,
         meta: Mapping[str, Any],
         embedding: bytes,
+        own: bool = True,
     ) -> bool:
         """Write a row's own uses (`meta`, whose uses must be written for the memory:
         InvalidField if it still says they wait, domain/uses_origin.py) and the vectors
         made from them, in one atomic compare-and-set on the row as it was read
-        (`expected`).
+        (`expected`). `own=False` is a re-index: new vectors for the uses it has, borrowed
+        or not.
 
         Written only while the row still shows, is active and says what `expected` says:
         the same text, category and meta. False, and nothing written, otherwise: a
@@ -161,6 +166,13 @@ class MemoryStore(ABC):
         meanwhile (`updated_at` and the fading fields) is no change to what was read, and
         is kept. `updated_at` is left alone: what the memory says did not change.
         """
+
+    @abstractmethod
+    def memory_owners(self, *, segment: int = 0, segments: int = 1) -> Iterator[str]:
+        """Every user with a memory row, each once, in no set order: what a re-index goes
+        through. `segments` splits them into that many disjoint parts (parallel runs), of
+        which this is part `segment`. Reads every row's key on DynamoDB (a scan): an
+        operator's tool, never a request's."""
 
     @abstractmethod
     def pending_uses(self, limit: int = 100) -> list[tuple[str, str]]:

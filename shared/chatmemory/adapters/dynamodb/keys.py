@@ -43,13 +43,16 @@ QUIET_PREFIX = "QUIET#"
 USES_PREFIX = "USES#"
 
 
+USER_PK_PREFIX = "U#"
+
+
 def pk(user_id: str) -> str:
-    return f"U#{user_id}"
+    return f"{USER_PK_PREFIX}{user_id}"
 
 
 def user_of(pk_value: str) -> str:
     """The user id a pk names."""
-    return pk_value.removeprefix("U#")
+    return pk_value.removeprefix(USER_PK_PREFIX)
 
 
 def memory_sk(memory_id: str) -> str:

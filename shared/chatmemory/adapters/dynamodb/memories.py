@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from functools import partial
 from itertools import islice
@@ -48,7 +48,7 @@ from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.time import to_storage
 from chatmemory.domain.uses_origin import row_with_own_uses
-from chatmemory.ports.memories import MemoryQuery, MemoryStore
+from chatmemory.ports.memories import MAX_SCAN_SEGMENTS, MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.pages import MAX_PAGE, Page
 from chatmemory.ports.threads import ThreadStore
@@ -265,9 +265,10 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         expected: Memory,
         meta: Mapping[str, Any],
         embedding: bytes,
+        own: bool = True,
     ) -> bool:
         check_owner(user_id, expected.user_id)
-        row_with_own_uses(expected, memory_id, meta, embedding)  # refuses what it must
+        row_with_own_uses(expected, memory_id, meta, embedding, own=own)  # refuses what it must
         forgotten = self._table.forgotten_before(user_id)
         if forgotten is not None and to_storage(expected.created_at) <= forgotten:
             return False
@@ -287,7 +288,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
                 or meta_text(current.meta) != meta_text(expected.meta)
             ):
                 return False
-            changed = row_with_own_uses(current, memory_id, meta, embedding)
+            changed = row_with_own_uses(current, memory_id, meta, embedding, own=own)
             guard = all_of(
                 *as_read(cls, current),
                 unexpired(cls.ttl, self._table.now()),
@@ -306,6 +307,22 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             return self._table.optimistic(attempt, what="its uses were written")
         except ConcurrentChange:
             return False
+
+    def memory_owners(self, *, segment: int = 0, segments: int = 1) -> Iterator[str]:
+        rules.int_range("segments", segments, 1, MAX_SCAN_SEGMENTS)
+        rules.int_range("segment", segment, 0, segments - 1)
+        cls = self._cls
+        last: str | None = None
+        # A partition's items come together in a scan, and a partition lies in one segment.
+        for row in cls.scan(
+            cls.sk.startswith(keys.MEMORY_PREFIX),
+            segment=segment,
+            total_segments=segments,
+            attributes_to_get=["pk", "sk"],
+        ):
+            if str(row.pk).startswith(keys.USER_PK_PREFIX) and row.pk != last:
+                last = str(row.pk)
+                yield keys.user_of(last)
 
     def pending_uses(self, limit: int = 100) -> list[tuple[str, str]]:
         rules.int_range("limit", limit, 1, MAX_PAGE)

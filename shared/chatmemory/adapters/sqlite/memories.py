@@ -5,7 +5,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import sqlite3
-from collections.abc import Mapping, Sequence
+import zlib
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import date, datetime
 from typing import Any
 
@@ -27,7 +28,7 @@ from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.threads import review_date
 from chatmemory.domain.time import to_storage
 from chatmemory.domain.uses_origin import AWAITING, USES_FROM, row_with_own_uses
-from chatmemory.ports.memories import MemoryQuery, MemoryStore
+from chatmemory.ports.memories import MAX_SCAN_SEGMENTS, MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.pages import MAX_PAGE, Page
 from chatmemory.ports.threads import ThreadStore
@@ -224,9 +225,10 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         expected: Memory,
         meta: Mapping[str, Any],
         embedding: bytes,
+        own: bool = True,
     ) -> bool:
         check_owner(user_id, expected.user_id)
-        changed = row_with_own_uses(expected, memory_id, meta, embedding)
+        changed = row_with_own_uses(expected, memory_id, meta, embedding, own=own)
         with self._db.write() as conn:
             clause, params = self._db.visible_clause(conn, user_id)
             row = conn.execute(
@@ -240,6 +242,16 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
                 (_meta_text(changed.meta), changed.embedding, user_id, memory_id),
             )
         return True
+
+    def memory_owners(self, *, segment: int = 0, segments: int = 1) -> Iterator[str]:
+        rules.int_range("segments", segments, 1, MAX_SCAN_SEGMENTS)
+        rules.int_range("segment", segment, 0, segments - 1)
+        rows = self._db.connection().execute(
+            "SELECT DISTINCT user_id FROM memories ORDER BY user_id"
+        )
+        for (user_id,) in rows.fetchall():
+            if segment_of(user_id, segments) == segment:
+                yield user_id
 
     def pending_uses(self, limit: int = 100) -> list[tuple[str, str]]:
         rules.int_range("limit", limit, 1, MAX_PAGE)
@@ -469,3 +481,8 @@ def _still_as_read(current: Memory, expected: Memory) -> bool:
 def _meta_text(meta: Mapping[str, Any]) -> str:
     """The stored form of a meta, so two metas compare as the store sees them."""
     return json.dumps(dict(meta), ensure_ascii=False, sort_keys=True)
+
+
+def segment_of(user_id: str, segments: int) -> int:
+    """The part of `memory_owners` a user falls in: a stable hash of the id."""
+    return zlib.crc32(user_id.encode("utf-8")) % segments
