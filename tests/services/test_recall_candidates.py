@@ -6,12 +6,15 @@ not lost behind many memories with one lucky phrase each."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import timedelta
 
 import numpy as np
 import pytest
 
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.exact_index import ExactIndex
+from chatmemory.adapters.opensearch_index import OpenSearchIndex
+from chatmemory.domain import fading
 from chatmemory.domain.uses import CATEGORY_USES
 from chatmemory.ports.embedder import Embedder, Vectors
 from chatmemory.ports.stores import Stores
@@ -19,6 +22,8 @@ from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService, NewMemory
 from chatmemory.services.relevance import RelevanceModel, RelevanceParams
 from chatmemory.services.retrieval import Retriever
+from tests.support.fast_moto import quick_transactions
+from tests.support.opensearch_fake import FakeCollection
 
 ALICE = "alice"
 QUESTION = "what should I bring to the potluck?"
@@ -81,3 +86,41 @@ def test_a_memory_whose_words_and_uses_together_fit_best_is_recalled_behind_many
 
     # Then the memory that fits it as a whole comes first
     assert recalled[:1] == [needed.memory_id]
+
+
+SET_ASIDE = 100  # beliefs set aside at the cap, each nearer the question than the needed one
+
+
+@pytest.mark.parametrize("stores", ["sqlite", "dynamodb"], indirect=True)
+def test_a_memory_in_use_is_recalled_behind_a_hundred_the_index_still_holds_but_set_aside(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given, on the OpenSearch path, a hundred memories nearer to the question than the
+    # one it needs, all set aside at the cap since (the index still holds them)
+    embedder = Directions()
+    index = OpenSearchIndex(
+        client=FakeCollection(refresh_on_write=True).client(),
+        index_name="memories",
+        dimensions=Directions.dimensions,
+        clock=clock,
+    )
+    index.ensure_index()
+    memories = MemoryService(stores, clock, MemoryIndexer(embedder, index))
+    with quick_transactions():  # seeding only
+        crowd = [
+            memories.create(ALICE, NewMemory(text=f"Lucky fact {n}.", category="work")).memory
+            for n in range(SET_ASIDE)
+        ]
+        needed = memories.create(ALICE, NewMemory(text=NEEDED, category=NEEDED_CATEGORY)).memory
+        stores.memories.set_fading(ALICE, [fading.set_aside(m, clock.now()) for m in crowd])
+    clock.advance(timedelta(hours=1))  # long past the index's refresh lag
+    params = RelevanceParams(
+        threshold=0.32, gate_floor=None, own_uses_weight=0.9, category_uses_weight=0.7
+    )
+    retriever = Retriever(stores, embedder, index, clock, RelevanceModel(embedder, params))
+
+    # When the question is asked
+    recalled = [item.memory.memory_id for item in retriever.recall(ALICE, QUESTION)]
+
+    # Then the memory in use is recalled, and none of those set aside
+    assert recalled == [needed.memory_id]

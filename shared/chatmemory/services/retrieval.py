@@ -11,7 +11,7 @@ weaker) → their rows, re-read → optionally a reranker reorders the few that 
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 
@@ -35,6 +35,9 @@ log = logging.getLogger(__name__)
 #: fit together but none alone stands out can sit past the 40th by the first and win by
 #: the second. 80 reaches every memory the blend would send on the labelled sets.
 CANDIDATES = 80
+#: the most the index is asked for when memories it still holds, but the store no longer
+#: shows, crowd its nearest (eight times the candidates)
+_MOST_CANDIDATES = 8 * CANDIDATES
 # A write may take this much longer than the index's refresh interval to be searchable.
 _FRESH_MARGIN = timedelta(seconds=30)
 
@@ -272,6 +275,7 @@ class Retriever:
                 )
         else:
             visible = {d.memory_id: d for d in self._stores.recall.memory_digests(user_id, persona)}
+            hits = self._past_set_aside(user_id, query, persona, hits, visible)
             for hit in hits:
                 digest = visible.get(hit.memory_id)
                 if digest is None:  # the index still shows it; the store no longer does
@@ -281,6 +285,28 @@ class Retriever:
                 if fresh.memory_id in visible:
                     candidates[fresh.memory_id] = fresh
         return list(candidates.values())
+
+    def _past_set_aside(
+        self,
+        user_id: str,
+        query: Vectors,
+        persona: str | None,
+        hits: list[VectorHit],
+        visible: Mapping[str, object],
+    ) -> list[VectorHit]:
+        """The index's nearest, asked for again (twice as many each time, up to
+        `_MOST_CANDIDATES`) while memories the store no longer shows crowd them: the index
+        keeps a belief that faded or was set aside at the cap, and a user with a long past
+        can have hundreds nearer to a question than the one in use it needs."""
+        k = CANDIDATES
+        while (
+            len(hits) >= k
+            and k < _MOST_CANDIDATES
+            and sum(hit.memory_id in visible for hit in hits) < CANDIDATES
+        ):
+            k = min(k * 2, _MOST_CANDIDATES)
+            hits = self._index.search(user_id, query, k=k, persona=persona)
+        return hits
 
     def _fresh(self, user_id: str, query: Vectors, persona: str | None) -> list[Candidate]:
         """Memories written too recently for a lagging index, scored in-process."""
