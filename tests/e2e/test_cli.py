@@ -103,6 +103,26 @@ def test_reindex_gives_vectors_to_a_memory_stored_without_them(
     assert again.embedding is not None
 
 
+def test_a_folder_embedded_by_another_model_is_named_until_reembedded(
+    environment: dict[str, str], tmp_path: Path
+) -> None:
+    # Given a folder whose mark says MiniLM embedded its memories, now run with the hashing
+    # stand-in (as when the model is not installed: both make 384 dimensions)
+    container = Container(Settings(state_dir=tmp_path, embedder="hashing"))
+    container.memories.create("ada", NewMemory(text="Keeps bees on the roof."))
+    (tmp_path / "embedder.txt").write_text("minilm-l6-v2\n")
+    environment = {**environment, "CHATMEMORY_EMBEDDER": "hashing"}
+
+    # When the re-index runs without --reembed, it says what is wrong and how to fix it
+    plain = run_cli(environment, "reindex", "--state-dir", str(tmp_path))
+    assert "were embedded by minilm-l6-v2" in plain.stderr and "--reembed" in plain.stderr
+
+    # And with --reembed every memory is embedded again, and the folder says so
+    again = run_cli(environment, "reindex", "--reembed", "--state-dir", str(tmp_path))
+    assert "1 memory(ies) given new vectors" in again.stdout and again.stderr == ""
+    assert (tmp_path / "embedder.txt").read_text().strip() == "hashing-384"
+
+
 def test_a_server_ahead_of_time_takes_real_tokens_and_its_flush_runs_on_its_day(
     environment: dict[str, str],
 ) -> None:

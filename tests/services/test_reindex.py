@@ -4,9 +4,11 @@ correction made meanwhile wins; a second run changes nothing."""
 
 from __future__ import annotations
 
+import zlib
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import numpy as np
 import pytest
 
 from chatmemory.adapters.clock import ManualClock
@@ -38,6 +40,17 @@ class DownEmbedder(Embedder):
 
     def embed(self, texts: Sequence[str]) -> Vectors:
         raise ConnectionError("embedder unreachable")
+
+
+class SaltedEmbedder(HashingEmbedder):
+    """Another model of the same size: the same words land anywhere else."""
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        rows = [
+            np.random.default_rng(zlib.crc32(text.encode())).standard_normal(self.dimensions)
+            for text in texts
+        ]
+        return np.asarray([row / np.linalg.norm(row) for row in rows], dtype=np.float32)
 
 
 def recalled(stores: Stores, clock: ManualClock, user: str, query: str) -> list[str]:
@@ -88,6 +101,23 @@ def test_vectors_of_another_embedder_size_are_made_again(
     (now,) = stores.memories.iter_memories(ALICE)
     assert now.embedding is not None and vectors.dimensions(now.embedding) == 384
     assert (now.text, now.meta) == (old.text, old.meta)
+    assert recalled(stores, clock, ALICE, "salmon dinner friday") == [SALMON]
+
+
+def test_reembed_replaces_vectors_another_model_of_the_same_size_made(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a memory embedded by another 384-dimension model (no size check can tell)
+    other = remember(stores, clock, SaltedEmbedder(), ALICE, SALMON)
+    assert reindexer(stores).run().embedded == 0
+    assert recalled(stores, clock, ALICE, "salmon dinner friday") == []
+
+    # When every memory is embedded again
+    done = reindexer(stores).run(reembed=True)
+
+    # Then it has today's model's vectors and is recalled
+    (now,) = stores.memories.iter_memories(ALICE)
+    assert done.embedded == 1 and now.embedding != other.embedding
     assert recalled(stores, clock, ALICE, "salmon dinner friday") == [SALMON]
 
 

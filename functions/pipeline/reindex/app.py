@@ -29,6 +29,8 @@ class ReindexEvent(BaseModel):
     segment: int = Field(default=0, ge=0)
     segments: int = Field(default=1, ge=1, le=1_000_000)
     republish: bool = False
+    # every memory embedded again: after a switch to another model of the same size
+    reembed: bool = False
 
     @model_validator(mode="after")
     def _checked(self) -> ReindexEvent:
@@ -46,7 +48,7 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
     asked = parse(event=event, model=ReindexEvent)
     memories = container().stores.memories
     users = asked.user_ids or memories.memory_owners(segment=asked.segment, segments=asked.segments)
-    done = container().reindexer.run(users, republish=asked.republish)
+    done = container().reindexer.run(users, republish=asked.republish, reembed=asked.reembed)
     count("ReindexEmbedded", done.embedded)
     count("ReindexUnembedded", done.unembedded)
     logger.info("re-index done", extra=dataclasses.asdict(done))

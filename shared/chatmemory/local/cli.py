@@ -22,6 +22,7 @@ from chatmemory.config import (
 from chatmemory.domain.errors import InvalidField
 from chatmemory.local import portability_cli
 from chatmemory.local.changes import start_relay
+from chatmemory.local.embedder_mark import embedder_changed, mark_embedder
 from chatmemory.local.open_cli import DEFAULT_PAGE_HOURS, open_page
 from chatmemory.local.running import record_running_server, running_server
 from chatmemory.local.server import LocalGateway, LocalServer
@@ -123,6 +124,7 @@ def serve(args: argparse.Namespace) -> int:
     )
     try:
         gateway.warm_up(container)
+        _say_if_embedder_changed(settings.state_dir, container.embedder.name)
         print(f"ready: {server.url}", flush=True)
         stop.wait()
     except KeyboardInterrupt:
@@ -193,6 +195,17 @@ def flush(args: argparse.Namespace) -> int:
     return 0
 
 
+def _say_if_embedder_changed(state_dir: Path, name: str) -> None:
+    earlier = embedder_changed(state_dir, name)
+    if earlier is not None:
+        print(
+            f"warning: the memories in {state_dir} were embedded by {earlier}, and this "
+            f"runs {name}: recall cannot compare them until `chatmemory reindex --reembed`",
+            file=sys.stderr,
+            flush=True,
+        )
+
+
 def reindex(args: argparse.Namespace) -> int:
     """Vectors of the embedder in use for every memory recall cannot compare (written when
     the embedder failed, or by another one), and every memory in use sent to the index."""
@@ -200,7 +213,11 @@ def reindex(args: argparse.Namespace) -> int:
     quiet_local_runtime()
     container = Container(settings)
     use_container(container)
-    done = container.reindexer.run(args.user or None, republish=True)
+    done = container.reindexer.run(args.user or None, republish=True, reembed=args.reembed)
+    if args.reembed and not args.user and not done.unembedded:
+        mark_embedder(settings.state_dir, container.embedder.name)
+    elif not args.reembed:
+        _say_if_embedder_changed(settings.state_dir, container.embedder.name)
     print(
         f"re-indexed {done.users} user(s): {done.embedded} memory(ies) given new vectors, "
         f"{done.published} sent to the index, {done.changed} changed meanwhile",
@@ -283,6 +300,11 @@ def build_parser() -> argparse.ArgumentParser:
     reindex_cmd.add_argument("--state-dir", help="the state folder the server uses")
     reindex_cmd.add_argument(
         "--user", action="append", help="only this user (repeat for more); default: everyone"
+    )
+    reindex_cmd.add_argument(
+        "--reembed",
+        action="store_true",
+        help="embed every memory again (after switching to another model of the same size)",
     )
     reindex_cmd.set_defaults(run=reindex)
 

@@ -55,22 +55,31 @@ class Reindexer:
         self._stores = stores
         self._indexer = indexer
 
-    def run(self, user_ids: Iterable[str] | None = None, *, republish: bool = False) -> Reindexed:
+    def run(
+        self,
+        user_ids: Iterable[str] | None = None,
+        *,
+        republish: bool = False,
+        reembed: bool = False,
+    ) -> Reindexed:
         """Every named user (every user with a memory, if none are named)."""
         users = self._stores.memories.memory_owners() if user_ids is None else user_ids
         total = Reindexed()
         for user_id in users:
-            total += self.reindex_user(user_id, republish=republish)
+            total += self.reindex_user(user_id, republish=republish, reembed=reembed)
         return total
 
-    def reindex_user(self, user_id: str, *, republish: bool = False) -> Reindexed:
-        """One user's memories in use: vectors where recall cannot read theirs, and (with
-        `republish`) every one of them sent to the index."""
+    def reindex_user(
+        self, user_id: str, *, republish: bool = False, reembed: bool = False
+    ) -> Reindexed:
+        """One user's memories in use: vectors where recall cannot read theirs (every
+        row's, with `reembed`: another model of the same size left vectors no size check
+        can tell apart), and (with `republish`) every one of them sent to the index."""
         dimensions = self._indexer.embedder.dimensions
         embedded = published = unembedded = changed = 0
         for memory in self._stores.memories.iter_memories(user_id):
             current = memory
-            if needs_vectors(memory, dimensions):
+            if reembed or needs_vectors(memory, dimensions):
                 written = self._embedded(memory)
                 if written is None:
                     unembedded += 1
