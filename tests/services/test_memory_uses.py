@@ -313,6 +313,24 @@ def test_a_model_failure_leaves_the_category_uses_and_raises_nothing(
     assert world.row(memory.memory_id).meta == {"uses": list(VEGETARIAN_USES)}
 
 
+def test_the_sweep_hands_a_failed_uses_job_back_and_it_runs(world: World) -> None:
+    # Given a memory whose uses job ran while the model failed (its queue keeps no retry)
+    world.model.failing = True
+    memory = world.memories.create(ALICE, VEGETARIAN).memory
+    world.jobs.run_pending()
+    assert world.borrowed(memory.memory_id)
+
+    # When the daily sweep hands the waiting rows back to the queue, the model back
+    world.model.failing = False
+    handed = world.writer.hand_off(world.jobs)
+    world.jobs.run_pending()
+
+    # Then its uses are its own now, and nothing waits any more
+    assert handed == 1
+    assert world.row(memory.memory_id).meta == {"uses": list(VEGETARIAN_USES)}
+    assert world.writer.hand_off(world.jobs) == 0
+
+
 def test_a_memory_the_model_could_not_index_keeps_its_category_uses(world: World) -> None:
     world.model.uses = {VEGETARIAN.text: ()}
     memory = world.memories.create(ALICE, VEGETARIAN).memory

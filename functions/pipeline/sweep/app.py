@@ -3,7 +3,8 @@ stronger model, a larger budget), for every conversation whose cursor fell behin
 idle message, a failed run, a timed-out Express execution), hands every quiet room a
 persona has not read to the end back to the idle queue, and starts a purge for every user
 whose deletions are still not purged a while after the delete (a purge that failed or
-never started). The scheduled event itself carries nothing we need.
+never started), and queues again the uses jobs of memories still waiting for their own
+uses (a model call that failed). The scheduled event itself carries nothing we need.
 """
 
 from __future__ import annotations
@@ -24,8 +25,12 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
     # A quiet room's write needs the model: its check goes back on the idle queue.
     rooms = container().room_writes.sweep(hand_off=container().rooms.check_soon, batch=1000)
     purges = container().purge_sweep.sweep()
+    # Memories whose uses job failed (its queue does not retry it): their jobs again.
+    uses = container().uses.hand_off(container().jobs)
     count("SweepStarted", started)
+    count("SweepUsesHandedOff", uses)
     count("SweepRoomWrites", rooms)
     count("SweepPurgesStarted", purges)
-    logger.info("sweep done", extra={"started": started, "rooms": rooms, "purges": purges})
-    return {"started": started, "rooms": rooms, "purges": purges}
+    done = {"started": started, "rooms": rooms, "purges": purges, "uses": uses}
+    logger.info("sweep done", extra=done)
+    return done

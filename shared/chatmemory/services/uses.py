@@ -19,7 +19,9 @@ from dataclasses import dataclass
 
 from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.uses_origin import awaits_uses, with_own_uses
+from chatmemory.ports.jobs import Jobs
 from chatmemory.ports.model import Model, UsesRequest
+from chatmemory.ports.pages import MAX_PAGE
 from chatmemory.ports.stores import Stores
 from chatmemory.services.indexing import MemoryIndexer
 
@@ -77,6 +79,17 @@ class UsesWriter:
         for user_id, memory_ids in by_user.items():
             total = _added(total, self.write(user_id, memory_ids))
         return total
+
+    def hand_off(self, jobs: Jobs, limit: int = MAX_PAGE) -> int:
+        """Queue a uses job for each of the oldest rows of any user still waiting (a job
+        whose model call failed is not retried by its queue): the daily sweep on AWS, whose
+        jobs the fold queue's consumer runs. Returns how many rows were handed off."""
+        by_user: dict[str, list[str]] = {}
+        for user_id, memory_id in self._stores.memories.pending_uses(limit):
+            by_user.setdefault(user_id, []).append(memory_id)
+        for user_id, memory_ids in by_user.items():
+            jobs.uses_later(user_id, memory_ids)
+        return sum(len(memory_ids) for memory_ids in by_user.values())
 
     def _waiting(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
         wanted = list(dict.fromkeys(memory_ids))
