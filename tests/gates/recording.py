@@ -138,6 +138,7 @@ STORE_ACCESS: dict[str, Access] = {
     "get_tombstone": Access.DELETION_CHECK,
     "list_tombstones": Access.DELETION_CHECK,
     "visible_ids": Access.DELETION_CHECK,  # which ids a recent reply used are gone
+    "id_in_use": Access.DELETION_CHECK,  # whether an id was ever used: ids only
     "forgotten_before": Access.DELETION_CHECK,  # when "forget everything" last happened
     # the chat itself
     "create_conversation": Access.CHAT,

@@ -190,6 +190,25 @@ def test_the_same_belief_written_twice_is_one_record(product: Product) -> None:
     assert len(list(product.stores.memories.iter_memories(ALICE))) == 1
 
 
+def test_correcting_into_words_an_older_version_of_a_deleted_memory_had_works(
+    product: Product,
+) -> None:
+    # Given "Lives in Pune." corrected to "Lives in Mumbai.", then that corrected again
+    # and deleted (which hides every version of it), and "Lives in Pune." said again
+    pune = remember(product, "Lives in Pune.", category="location")
+    mumbai = product.memories.correct(ALICE, pune.memory_id, text="Lives in Mumbai.")
+    moved = product.memories.correct(ALICE, mumbai.memory_id, text="Lives in Delhi.")
+    product.memories.delete(ALICE, moved.memory_id)
+    again = remember(product, "Lives in Pune.", category="location")
+
+    # When it is corrected into the words the deleted memory's older version had
+    corrected = product.memories.correct(ALICE, again.memory_id, text="Lives in Mumbai.")
+
+    # Then the correction lands on an id of its own, and is the one belief
+    assert corrected.memory_id != mumbai.memory_id
+    assert listed(product) == ["Lives in Mumbai."]
+
+
 def test_a_correction_lands_on_its_beliefs_identity(product: Product) -> None:
     # Given a home corrected to a new city
     pune = remember(product, "Lives in Pune.", category="location")

@@ -80,6 +80,12 @@ class MemoryStore(ABC):
                 return
             cursor = page.next_cursor
 
+    @abstractmethod
+    def id_in_use(self, user_id: str, memory_id: str) -> bool:
+        """Whether any row of the user holds this id, shown or not (deleted, an older
+        version of a deleted memory, forgotten, expired): an id once used is never given
+        to another row, and only this read sees the rows no other read shows."""
+
     def visible_ids(self, user_id: str, memory_ids: Sequence[str]) -> set[str]:
         """Which of these ids still name a visible memory (any status): ids only, no text.
 

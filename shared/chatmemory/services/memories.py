@@ -261,6 +261,10 @@ class MemoryService:
                 continue
             existing = self._stores.memories.get_memory(user_id, memory_id)
             if existing is None:
+                # Free unless a row no read shows holds it (an older version of a deleted
+                # memory has no tombstone of its own).
+                if self._stores.memories.id_in_use(user_id, memory_id):
+                    continue
                 return memory_id, None
             if existing.status is Status.ACTIVE:
                 return memory_id, existing

@@ -119,6 +119,12 @@ def test_a_tombstone_hides_the_memory_and_its_older_versions_at_once(
     assert stores.events.list_events(ALICE, goa.memory_id) == [deleted]
     with pytest.raises(MemoryNotFound):
         stores.memories.close_memory(ALICE, goa.memory_id, clock.now())
+    # and their ids stay taken, though no read shows them (never given to another row)
+    assert stores.memories.id_in_use(ALICE, pune.memory_id)
+    assert stores.memories.id_in_use(ALICE, goa.memory_id)
+    assert stores.memories.id_in_use(ALICE, keep.memory_id)
+    assert not stores.memories.id_in_use(ALICE, new_memory_id())
+    assert not stores.memories.id_in_use("bob", keep.memory_id)  # another user's: not theirs
 
 
 def test_tombstoning_twice_keeps_the_first_tombstone(stores: Stores, clock: ManualClock) -> None:

@@ -73,6 +73,20 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             return None
         return self._visible(item, self._table.forgotten_before(user_id))
 
+    def id_in_use(self, user_id: str, memory_id: str) -> bool:
+        rules.user_id(user_id)
+        cls = self._cls
+        try:
+            cls.get(
+                keys.pk(user_id),
+                keys.memory_sk(memory_id),
+                consistent_read=True,
+                attributes_to_get=["pk"],
+            )
+        except cls.DoesNotExist:
+            return False
+        return True
+
     def get_memories(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
         wanted = unique(memory_ids)
         found = self._visible_among(user_id, wanted)

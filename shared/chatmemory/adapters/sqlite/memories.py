@@ -78,6 +78,17 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         ).fetchone()
         return None if row is None else memory_from_row(row)
 
+    def id_in_use(self, user_id: str, memory_id: str) -> bool:
+        rules.user_id(user_id)
+        row = (
+            self._db.connection()
+            .execute(
+                "SELECT 1 FROM memories WHERE user_id = ? AND memory_id = ?", (user_id, memory_id)
+            )
+            .fetchone()
+        )
+        return row is not None
+
     def get_memories(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
         if not memory_ids:
             return []
