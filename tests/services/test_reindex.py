@@ -121,6 +121,31 @@ def test_reembed_replaces_vectors_another_model_of_the_same_size_made(
     assert recalled(stores, clock, ALICE, "salmon dinner friday") == [SALMON]
 
 
+def test_recall_goes_on_while_some_memories_wait_for_vectors_of_the_new_size(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given a memory from before the embedder changed size, and one from after
+    remember(stores, clock, HashingEmbedder(dimensions=256), ALICE, SALMON)
+    bees = remember(stores, clock, HashingEmbedder(), ALICE, "Keeps bees on the roof of the house.")
+
+    # Then the index a turn searches answers with the one it can compare, not an error
+    query = HashingEmbedder().embed(["bees on the roof"])[0]
+    assert [hit.memory_id for hit in ExactIndex(stores.recall).search(ALICE, query, k=5)] == [
+        bees.memory_id
+    ]
+
+    # When she asks about either before the re-index: the new one is recalled, the old
+    # one waits (the turn does not fail)
+    assert recalled(stores, clock, ALICE, "bees on the roof") == [
+        "Keeps bees on the roof of the house."
+    ]
+    assert SALMON not in recalled(stores, clock, ALICE, "salmon dinner friday")
+
+    # And after it, both are
+    reindexer(stores).run()
+    assert recalled(stores, clock, ALICE, "salmon dinner friday")[:1] == [SALMON]
+
+
 def test_a_new_index_is_filled_with_every_memory_in_use_and_nothing_else(
     stores: Stores, clock: ManualClock
 ) -> None:

@@ -29,7 +29,7 @@ _CACHED_USERS = 64
 class _UserMatrix:
     """One user's vectors, row-stacked: `owner[i]` is the memory of row i."""
 
-    key: tuple[tuple[str, str], ...]  # (memory id, version) of every memory in it
+    key: tuple[object, ...]  # the query's width, then (memory id, version) of every memory
     digests: tuple[MemoryDigest, ...]
     matrix: Vectors
     owner: npt.NDArray[np.intp]
@@ -60,11 +60,9 @@ class ExactIndex(VectorIndex):
         if k <= 0:
             return []
         digests = self._source.memory_digests(user_id, persona)
-        state = self._matrix(user_id, persona, digests)
+        state = self._matrix(user_id, persona, digests, width=int(query.shape[-1]))
         if not state.digests:
             return []
-        if state.matrix.shape[1] != query.shape[-1]:
-            raise ValueError("the query and the stored vectors come from different embedders")
         row_scores = state.matrix @ query.reshape(-1)
         best = np.maximum.reduceat(row_scores, state.first_row)
         top = min(k, len(state.digests))
@@ -90,9 +88,11 @@ class ExactIndex(VectorIndex):
         return hits
 
     def _matrix(
-        self, user_id: str, persona: str | None, digests: Sequence[MemoryDigest]
+        self, user_id: str, persona: str | None, digests: Sequence[MemoryDigest], *, width: int
     ) -> _UserMatrix:
-        key = tuple((d.memory_id, d.version) for d in digests)
+        """The user's rows of the query's size. A row of another size (written before the
+        embedder changed) cannot be compared: it waits, left out, for its re-index."""
+        key = (width, *((d.memory_id, d.version) for d in digests))
         with self._lock:
             cached = self._users.get((user_id, persona))
             if cached is not None and cached.key == key:
@@ -118,6 +118,7 @@ class ExactIndex(VectorIndex):
                 (d, self._rows[(user_id, d.memory_id)][1])
                 for d in digests
                 if (user_id, d.memory_id) in self._rows
+                and self._rows[(user_id, d.memory_id)][1].shape[1] == width
             ]
             state = _stack(key, present)
             self._users[(user_id, persona)] = state
@@ -135,9 +136,7 @@ def _normalised(rows: Vectors) -> Vectors:
     return normalised
 
 
-def _stack(
-    key: tuple[tuple[str, str], ...], present: list[tuple[MemoryDigest, Vectors]]
-) -> _UserMatrix:
+def _stack(key: tuple[object, ...], present: list[tuple[MemoryDigest, Vectors]]) -> _UserMatrix:
     if not present:
         empty = np.zeros((0, 1), dtype=np.float32)
         return _UserMatrix(key, (), empty, np.zeros(0, dtype=np.intp), np.zeros(0, dtype=np.intp))
