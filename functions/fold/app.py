@@ -23,9 +23,20 @@ def fold_queue_job(record: SQSRecord) -> None:
     built = container()
     uses_job = built.read_uses_job(record.body)
     if uses_job is not None:
-        written = built.uses.write(*uses_job)  # a model failure leaves the category's uses
+        # A model failure leaves the category's uses; an embedder failure, no vectors yet
+        # (the daily sweep hands both back).
+        written = built.uses.write(*uses_job)
         count("MemoryUsesWritten", written.written)
-        logger.info("memory uses job", extra={"asked": written.asked, "written": written.written})
+        count("MemoryVectorsMade", written.embedded)
+        logger.info(
+            "memory uses job",
+            extra={
+                "asked": written.asked,
+                "written": written.written,
+                "embedded": written.embedded,
+                "unembedded": written.unembedded,
+            },
+        )
         return
     user_id, conversation_id = built.read_fold_job(record.body)
     outcome = built.folder.fold(user_id, conversation_id)

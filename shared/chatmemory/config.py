@@ -544,10 +544,15 @@ class Container:
 
     @cached_property
     def memories(self) -> MemoryService:
-        # Uses are written off the request path only by a model that can write them.
-        uses_jobs = self.jobs if self.model_writes_uses else None
+        # Uses are written off the request path only by a model that can write them;
+        # vectors the embedder could not make are asked for whatever the model.
         return MemoryService(
-            self.stores, self.clock, self.indexer, self.purge_starter, uses_jobs=uses_jobs
+            self.stores,
+            self.clock,
+            self.indexer,
+            self.purge_starter,
+            uses_jobs=self.jobs,
+            model_writes_uses=self.model_writes_uses,
         )
 
     @cached_property
@@ -852,9 +857,13 @@ class Container:
     def portability(self) -> PortabilityService:
         """Export and import; an imported belief without its own uses asks for them as a
         typed one does."""
-        uses_jobs = self.jobs if self.model_writes_uses else None
         return PortabilityService(
-            self.stores, self.clock, self.memories, self.indexer, uses_jobs=uses_jobs
+            self.stores,
+            self.clock,
+            self.memories,
+            self.indexer,
+            uses_jobs=self.jobs,
+            model_writes_uses=self.model_writes_uses,
         )
 
     # ---- change events (metadata only, never text) ------------------------------------

@@ -167,6 +167,7 @@ STORE_ACCESS: dict[str, Access] = {
     "quiet_rooms": Access.SWEEP,
     "threads_due": Access.SWEEP,  # the nightly review's ids
     "pending_uses": Access.SWEEP,  # rows still waiting for their own uses (flush's ids)
+    "pending_vectors": Access.SWEEP,  # rows stored without vectors (flush's ids)
     "memory_owners": Access.SWEEP,  # the re-index's user ids (an operator's run)
     # the per-user quota's counter: a number per minute
     "take": Access.QUOTA,

@@ -3,8 +3,9 @@ stronger model, a larger budget), for every conversation whose cursor fell behin
 idle message, a failed run, a timed-out Express execution), hands every quiet room a
 persona has not read to the end back to the idle queue, and starts a purge for every user
 whose deletions are still not purged a while after the delete (a purge that failed or
-never started), and queues again the uses jobs of memories still waiting for their own
-uses (a model call that failed). The scheduled event itself carries nothing we need.
+never started), and queues again the uses jobs of memories still waiting for their
+vectors (an embedder call that failed) or their own uses (a model call that failed).
+The scheduled event itself carries nothing we need.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
     # A quiet room's write needs the model: its check goes back on the idle queue.
     rooms = container().room_writes.sweep(hand_off=container().rooms.check_soon, batch=1000)
     purges = container().purge_sweep.sweep()
-    # Memories whose uses job failed (its queue does not retry it): their jobs again.
+    # Memories whose uses job failed (its queue does not retry it), or stored without
+    # vectors: their jobs again.
     uses = container().uses.hand_off(container().jobs)
     count("SweepStarted", started)
     count("SweepUsesHandedOff", uses)

@@ -15,7 +15,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from chatmemory.domain.errors import InvalidField
-from chatmemory.domain.memory import Memory
+from chatmemory.domain.memory import Memory, Status
 
 #: the meta key that says where the uses came from (absent: written for this memory)
 USES_FROM = "uses_from"
@@ -33,6 +33,15 @@ def awaits_uses(meta: Mapping[str, Any]) -> bool:
     """Whether this meta holds no uses written for its memory's words: borrowed,
     carried, or none at all."""
     return meta.get(USES_FROM) in AWAITING or not meta.get("uses")
+
+
+def waits_for_job(memory: Memory, model_writes_uses: bool) -> bool:
+    """Whether a stored active row needs the uses job: its vectors are missing (the
+    embedder failed when it was written, so recall cannot find it), or its uses were not
+    written for its words and a model can write them."""
+    if memory.status is not Status.ACTIVE:
+        return False
+    return memory.embedding is None or (model_writes_uses and awaits_uses(memory.meta))
 
 
 def carried_over(meta: Mapping[str, Any]) -> dict[str, Any]:

@@ -172,8 +172,8 @@ def flush(args: argparse.Namespace) -> int:
     jobs = container.jobs_run_here
     if jobs is not None:
         jobs.run_pending()
-    # Memories still waiting for their own uses (a server stopped before its worker ran
-    # their jobs, or the model failed): written now, with the configured model.
+    # Memories still waiting for their vectors (the embedder failed) or their own uses (a
+    # server stopped before its worker ran their jobs, or the model failed): written now.
     uses = container.uses.catch_up()
     # What the nightly schedule does on AWS: threads gone quiet go to sleep.
     reviewed = container.threads.review()
@@ -182,7 +182,8 @@ def flush(args: argparse.Namespace) -> int:
     )
     print(
         f"ran {started} write pipeline run(s), {rooms} room write(s) and {purges} purge(s); "
-        f"wrote the uses of {uses.written} memory(ies); "
+        f"embedded {uses.embedded} memory(ies) stored without vectors and "
+        f"wrote the uses of {uses.written}; "
         f"{reviewed.dormant} quiet thread(s) went dormant",
         flush=True,
     )

@@ -35,7 +35,8 @@ class Jobs(ABC):
     def uses_later(self, user_id: str, memory_ids: Sequence[str]) -> None:
         """Ask for these memories' own uses to be written (services/uses.py): they were
         stored with uses borrowed from their category or carried from the version they
-        correct. Ids only: the job reads the rows again."""
+        correct — or without vectors, the embedder having failed, and the job embeds them
+        again. Ids only: the job reads the rows again."""
 
 
 class PipelineStarter(ABC):

@@ -187,6 +187,12 @@ class MemoryStore(ABC):
         `chatmemory flush` catches up. Ids only; the caller reads each row again."""
 
     @abstractmethod
+    def pending_vectors(self, limit: int = 100) -> list[tuple[str, str]]:
+        """(user id, memory id) of visible active rows, of every user, stored without
+        vectors (the embedder failed when they were written), oldest first: recall cannot
+        find them until the uses job embeds them again. Ids only, as `pending_uses`."""
+
+    @abstractmethod
     def drop_witness(self, witness: str) -> int:
         """Take this user out of the `witnessed` list of every row in other users'
         partitions that lists them (any status, hidden rows too); how many rows changed.

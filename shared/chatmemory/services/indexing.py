@@ -47,9 +47,10 @@ class MemoryIndexer:
     def prepare(self, memory: Memory) -> Memory:
         """The memory with its uses and vectors; unchanged if embedding fails (logged).
 
-        A row written without vectors is stored all the same and embedded by the re-index
-        (`services/reindex.py`; a room's rows by the read path), so a failing
-        embedder never blocks remembering something.
+        A row written without vectors is stored all the same and embedded by the uses job
+        (`services/uses.py`, queued by the write or by the daily sweep) or the re-index
+        (`services/reindex.py`; a room's rows by the read path), so a failing embedder
+        never blocks remembering something.
         """
         uses, borrowed = self.uses_of(memory)
         try:

@@ -27,7 +27,7 @@ from chatmemory.domain.ids import (
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status, as_it_stood, believed_at
 from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
 from chatmemory.domain.tombstone import Tombstone
-from chatmemory.domain.uses_origin import awaits_uses, carried_over
+from chatmemory.domain.uses_origin import carried_over, waits_for_job
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.jobs import Jobs, PurgeStarter
 from chatmemory.ports.memories import MemoryQuery
@@ -84,6 +84,8 @@ class MemoryService:
         indexer: MemoryIndexer | None = None,
         purges: PurgeStarter | None = None,
         uses_jobs: Jobs | None = None,
+        *,
+        model_writes_uses: bool = True,
     ) -> None:
         self._stores = stores
         self._deletions = Deletions(stores)
@@ -91,6 +93,7 @@ class MemoryService:
         self._indexer = indexer
         self._purges = purges
         self._uses_jobs = uses_jobs
+        self._model_writes_uses = model_writes_uses
 
     # ---- reads ----------------------------------------------------------------------
 
@@ -600,9 +603,10 @@ class MemoryService:
 
     def _ask_for_uses(self, memory: Memory) -> None:
         """Queue the job that writes a stored row's own uses when the ones it was stored
-        with were not written for its words. The row stands either way: a queue that
-        fails only leaves it with those (and `chatmemory flush` catches up locally)."""
-        if self._uses_jobs is None or not awaits_uses(memory.meta):
+        with were not written for its words (and a model can write them), or its vectors
+        when the embedder failed. The row stands either way: a queue that fails only
+        leaves it waiting for the daily sweep (`chatmemory flush` locally)."""
+        if self._uses_jobs is None or not waits_for_job(memory, self._model_writes_uses):
             return
         try:
             self._uses_jobs.uses_later(memory.user_id, [memory.memory_id])

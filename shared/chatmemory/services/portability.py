@@ -34,7 +34,7 @@ from chatmemory.domain.portability import (
     relinked,
     same_memory,
 )
-from chatmemory.domain.uses_origin import awaits_uses
+from chatmemory.domain.uses_origin import waits_for_job
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.jobs import Jobs
 from chatmemory.ports.memories import MemoryQuery
@@ -108,6 +108,8 @@ class PortabilityService:
         memories: MemoryService,
         indexer: MemoryIndexer | None = None,
         uses_jobs: Jobs | None = None,
+        *,
+        model_writes_uses: bool = True,
     ) -> None:
         self._stores = stores
         self._clock = clock
@@ -115,6 +117,7 @@ class PortabilityService:
         self._settings = SettingsService(stores, clock)
         self._indexer = indexer
         self._uses_jobs = uses_jobs
+        self._model_writes_uses = model_writes_uses
 
     # ---- export -----------------------------------------------------------------------
 
@@ -258,9 +261,10 @@ class PortabilityService:
         return True
 
     def _ask_for_uses(self, memory: Memory) -> None:
-        """A belief imported without uses written for its words asks for them, as a typed
-        one does (off the request path; the row stands either way)."""
-        if self._uses_jobs is None or not awaits_uses(memory.meta):
+        """A belief imported without uses written for its words, or whose vectors could
+        not be made, asks for them as a typed one does (off the request path; the row
+        stands either way)."""
+        if self._uses_jobs is None or not waits_for_job(memory, self._model_writes_uses):
             return
         try:
             self._uses_jobs.uses_later(memory.user_id, [memory.memory_id])

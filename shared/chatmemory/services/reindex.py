@@ -1,8 +1,9 @@
 """Re-index: every memory in use gets vectors of the embedder in use, and the vector index
 a copy of each (`chatmemory reindex` locally, the ReindexFunction on AWS).
 
-Why it is needed: a row whose embedder failed when it was written has no vectors, and a
-row written before the embedder changed (another model, Titan's `VectorDimensions`) has
+Why it is needed: a row whose embedder failed when it was written has no vectors (the
+uses job and the daily sweep heal those one by one: services/uses.py), and a row written
+before the embedder changed (another model, Titan's `VectorDimensions`) has
 vectors of another size; recall can compare neither with a question, so neither is ever
 recalled. And the vector index is one per embedder size and encoding: after a change
 the new one starts empty. A run re-embeds the first two from the words and uses the row

@@ -1,4 +1,4 @@
-"""Uses written for memories that came without them, off the request path.
+"""Uses and vectors written for memories that came without them, off the request path.
 
 A memory typed through the API, saved by the chat model without uses, or corrected is
 stored at once with uses borrowed from its category or carried from the version it
@@ -6,8 +6,12 @@ replaces (domain/uses_origin.py), and a job names it. The job reads the rows aga
 asks the model once for all of them, and writes each one's own uses and fresh vectors
 with a compare-and-set on the row as it read it, so a correction, delete or close that
 came meanwhile always wins. Nothing here fails anything upstream: a model that cannot
-answer leaves the borrowed uses in place, and a later run (`chatmemory flush`) can try
-again. Logs carry ids and counts, never a memory's words or its uses.
+answer leaves the borrowed uses in place, and a later run (`chatmemory flush`, the daily
+sweep on AWS) can try again. Logs carry ids and counts, never a memory's words or its uses.
+
+A row stored while the embedder failed has no vectors, so recall cannot find it: the
+same job embeds it again first, with the uses it has, whatever the model (the offline
+stand-in included), and the sweep hands it back until its vectors land.
 """
 
 from __future__ import annotations
@@ -17,8 +21,8 @@ import logging
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from chatmemory.domain.memory import Memory, Status
-from chatmemory.domain.uses_origin import awaits_uses, with_own_uses
+from chatmemory.domain.memory import Memory
+from chatmemory.domain.uses_origin import awaits_uses, waits_for_job, with_own_uses
 from chatmemory.ports.jobs import Jobs
 from chatmemory.ports.model import Model, UsesRequest
 from chatmemory.ports.pages import MAX_PAGE
@@ -34,12 +38,15 @@ USES_PER_CALL = 20
 @dataclass(frozen=True, slots=True)
 class UsesWritten:
     """What one run did: rows the model was asked about, rows whose own uses landed,
-    rows the model gave none (or that failed), and rows that changed before the write."""
+    rows the model gave none (or that failed), rows that changed before the write, and
+    rows stored without vectors that got them (`embedded`) or still have none."""
 
     asked: int = 0
     written: int = 0
     unwritten: int = 0
     changed: int = 0
+    embedded: int = 0
+    unembedded: int = 0
 
 
 class UsesWriter:
@@ -53,56 +60,96 @@ class UsesWriter:
         self._indexer = indexer
 
     def write(self, user_id: str, memory_ids: Sequence[str]) -> UsesWritten:
-        """Write the own uses of each of these memories that still waits for them: still
-        active and shown, its uses still borrowed or carried, memory still on for its
-        persona. Running it again changes nothing."""
+        """Give each of these memories what it still waits for: vectors, when it was
+        stored without (with the offline stand-in too), then its own uses, when they are
+        still borrowed or carried and the model can write them. Only rows still active and
+        shown, memory still on for their persona. Running it again changes nothing."""
         model = self._model_of()
-        if model.offline:
-            return UsesWritten()  # it cannot read what a memory is for
-        rows = self._waiting(user_id, memory_ids)
+        wanted = list(dict.fromkeys(memory_ids))
+        rows = self._waiting(user_id, wanted, model_writes=not model.offline)
         total = UsesWritten()
+        bare = [row for row in rows if row.embedding is None]
+        if bare:
+            total = self._embed_again(bare)
+            if not model.offline:  # read again: the rows just written changed
+                rows = self._waiting(user_id, wanted, model_writes=True)
+        if model.offline:
+            return total  # it cannot read what a memory is for
+        rows = [row for row in rows if awaits_uses(row.meta)]
         for start in range(0, len(rows), USES_PER_CALL):
             total = _added(total, self._write_batch(model, rows[start : start + USES_PER_CALL]))
-        if total.asked:
+        if total.asked or bare:
             log.info("memory uses written", extra=dataclasses.asdict(total))
         return total
 
     def catch_up(self, limit: int = 100) -> UsesWritten:
-        """Write the own uses of the oldest rows of any user still waiting for them: the
-        jobs a stopped server never ran, and the ones whose model call failed."""
-        if self._model_of().offline:
-            return UsesWritten()
-        by_user: dict[str, list[str]] = {}
-        for user_id, memory_id in self._stores.memories.pending_uses(limit):
-            by_user.setdefault(user_id, []).append(memory_id)
+        """Give the oldest rows of any user what they still wait for: the jobs a stopped
+        server never ran, and the ones whose embedder or model call failed."""
         total = UsesWritten()
-        for user_id, memory_ids in by_user.items():
+        uses = not self._model_of().offline
+        for user_id, memory_ids in self._pending(limit, uses=uses).items():
             total = _added(total, self.write(user_id, memory_ids))
         return total
 
     def hand_off(self, jobs: Jobs, limit: int = MAX_PAGE) -> int:
         """Queue a uses job for each of the oldest rows of any user still waiting (a job
-        whose model call failed is not retried by its queue): the daily sweep on AWS, whose
-        jobs the fold queue's consumer runs. Returns how many rows were handed off."""
-        by_user: dict[str, list[str]] = {}
-        for user_id, memory_id in self._stores.memories.pending_uses(limit):
-            by_user.setdefault(user_id, []).append(memory_id)
-        for user_id, memory_ids in by_user.items():
+        whose embedder or model call failed is not retried by its queue): the daily sweep
+        on AWS, whose jobs the fold queue's consumer runs with its model (the sweep itself
+        has none: it only queues). Returns how many rows were handed off."""
+        pending = self._pending(limit, uses=True)
+        for user_id, memory_ids in pending.items():
             jobs.uses_later(user_id, memory_ids)
-        return sum(len(memory_ids) for memory_ids in by_user.values())
+        return sum(len(memory_ids) for memory_ids in pending.values())
 
-    def _waiting(self, user_id: str, memory_ids: Sequence[str]) -> list[Memory]:
-        wanted = list(dict.fromkeys(memory_ids))
+    def _pending(self, limit: int, *, uses: bool) -> dict[str, list[str]]:
+        """The waiting rows' ids by user: those without vectors first (recall cannot find
+        them at all), then (`uses`) those without their own uses."""
+        memories = self._stores.memories
+        listed = memories.pending_vectors(limit)
+        if uses:
+            listed += memories.pending_uses(limit)
+        by_user: dict[str, list[str]] = {}
+        for user_id, memory_id in dict.fromkeys(listed):
+            by_user.setdefault(user_id, []).append(memory_id)
+        return by_user
+
+    def _waiting(
+        self, user_id: str, memory_ids: Sequence[str], *, model_writes: bool
+    ) -> list[Memory]:
         rows = [
             row
-            for row in self._stores.memories.get_memories(user_id, wanted)
-            if row.status is Status.ACTIVE and awaits_uses(row.meta)
+            for row in self._stores.memories.get_memories(user_id, memory_ids)
+            if waits_for_job(row, model_writes)
         ]
         if not rows:
             return []
         # Memory switched off since the row was written: its words go to no model.
         settings = self._stores.user_state.get_settings(user_id)
         return [row for row in rows if settings.allows(row.persona)]
+
+    def _embed_again(self, rows: Sequence[Memory]) -> UsesWritten:
+        """Vectors for rows stored without, with the uses they have, each written over the
+        row as read (a change since wins) and indexed."""
+        embedded = changed = 0
+        for row in rows:
+            prepared = self._indexer.prepare(row)
+            if prepared.embedding is None:
+                continue  # the embedder failed again (logged there): the sweep retries
+            if not self._stores.memories.set_uses(
+                row.user_id,
+                row.memory_id,
+                expected=row,
+                meta=prepared.meta,
+                embedding=prepared.embedding,
+                own=False,
+            ):
+                changed += 1
+                continue
+            self._indexer.publish(prepared)
+            embedded += 1
+        return UsesWritten(
+            changed=changed, embedded=embedded, unembedded=len(rows) - embedded - changed
+        )
 
     def _write_batch(self, model: Model, rows: Sequence[Memory]) -> UsesWritten:
         requests = [UsesRequest(text=row.text, category=row.category) for row in rows]
@@ -159,8 +206,8 @@ class UsesWriter:
 
 def _added(total: UsesWritten, more: UsesWritten) -> UsesWritten:
     return UsesWritten(
-        asked=total.asked + more.asked,
-        written=total.written + more.written,
-        unwritten=total.unwritten + more.unwritten,
-        changed=total.changed + more.changed,
+        *(
+            getattr(total, field.name) + getattr(more, field.name)
+            for field in dataclasses.fields(UsesWritten)
+        )
     )

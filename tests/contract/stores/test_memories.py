@@ -773,3 +773,63 @@ def test_a_correction_undone_puts_the_version_it_replaced_back_in_the_wait(
 
     # Then the row believed again waits for its uses as it did before
     assert stores.memories.pending_uses() == [(ALICE, old.memory_id)]
+
+
+def test_rows_stored_without_vectors_are_listed_oldest_first_until_their_vectors_land(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given rows the embedder failed on (no vectors) of two users, beside rows that have
+    # theirs, and bare ones since deleted, expired or superseded
+    bare_typed = builders.memory(ALICE, "Is vegetarian.", clock.now(), category="diet")
+    stores.memories.add_memory(bare_typed)
+    clock.advance(timedelta(minutes=1))
+    bare_learned = builders.memory(BOB, "Plays chess.", clock.now(), meta=OWN_USES)
+    with_vectors = waiting(clock, "Works at Acme.")
+    for row in (bare_learned, with_vectors):
+        stores.memories.add_memory(row)
+    clock.advance(timedelta(minutes=1))
+    old = builders.memory(ALICE, "Lives in Pune.", clock.now())
+    stores.memories.add_memory(old)
+    clock.advance(timedelta(minutes=1))
+    moved = waiting(clock, "Lives in Goa.", supersedes=old.memory_id)
+    stores.memories.supersede_memory(ALICE, old.memory_id, moved)
+    gone = builders.memory(ALICE, "Likes jazz.", clock.now())
+    trip = builders.memory(
+        ALICE, "Is in Lisbon.", clock.now(), valid_until=clock.now() + timedelta(hours=1)
+    )
+    for row in (gone, trip):
+        stores.memories.add_memory(row)
+    _deleted(stores, clock, gone)
+    clock.advance(timedelta(hours=2))
+
+    # When the sweep asks which rows have no vectors
+    pending = stores.memories.pending_vectors()
+
+    # Then only the visible active ones are there, oldest first, as ids
+    assert pending == [(ALICE, bare_typed.memory_id), (BOB, bare_learned.memory_id)]
+    assert stores.memories.pending_vectors(limit=1) == [(ALICE, bare_typed.memory_id)]
+    # and the bare row whose uses are not its own waits for them too; the learned one not
+    assert (ALICE, bare_typed.memory_id) in stores.memories.pending_uses()
+    assert (BOB, bare_learned.memory_id) not in stores.memories.pending_uses()
+
+    # And once a row's vectors land (its uses still borrowed) it waits for its uses only
+    embedded = {**CATEGORY_USES}
+    assert stores.memories.set_uses(
+        ALICE,
+        bare_typed.memory_id,
+        expected=bare_typed,
+        meta=embedded,
+        embedding=NEW_VECTORS,
+        own=False,
+    )
+    assert stores.memories.pending_vectors() == [(BOB, bare_learned.memory_id)]
+    assert (ALICE, bare_typed.memory_id) in stores.memories.pending_uses()
+    assert stores.memories.set_uses(
+        BOB,
+        bare_learned.memory_id,
+        expected=bare_learned,
+        meta=OWN_USES,
+        embedding=NEW_VECTORS,
+        own=False,
+    )
+    assert stores.memories.pending_vectors() == []

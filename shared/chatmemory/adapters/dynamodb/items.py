@@ -129,8 +129,9 @@ class MemoryItem(_Item):
     # Set only by the transaction that writes a tombstone naming this row; never cleared.
     hidden = BooleanAttribute(null=True)
     ttl = NumberAttribute(null=True)
-    # Set while an active row's uses wait to be written for it (see PendingExtraction,
-    # which it shares): what `pending_uses` reads instead of scanning users.
+    # Set while an active row waits for its vectors or its own uses (see
+    # PendingExtraction, which it shares): what `pending_vectors` and `pending_uses` read
+    # instead of scanning users.
     gsi1pk = UnicodeAttribute(null=True)
     gsi1sk = UnicodeAttribute(null=True)
     pending: PendingExtraction[MemoryItem] = PendingExtraction()

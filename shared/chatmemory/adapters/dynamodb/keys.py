@@ -41,6 +41,7 @@ PENDING_PREFIX = "PENDING#"
 PURGE_PREFIX = "PURGE#"
 QUIET_PREFIX = "QUIET#"
 USES_PREFIX = "USES#"
+VECTORS_PREFIX = "VECTORS#"
 
 
 USER_PK_PREFIX = "U#"
@@ -277,14 +278,23 @@ def thread_due_keys(user_id: str, memory_id: str, review_on: date) -> dict[str, 
     }
 
 
-def uses_pending_keys(memory: Memory) -> dict[str, str]:
-    """The sweep's index keys while an active row's uses wait to be written for it (they
-    were borrowed from its category, carried from the version it corrects, or there are
-    none), else none; rows sort by when they were written."""
-    if memory.status is not Status.ACTIVE or not awaits_uses(memory.meta):
+def pending_keys(memory: Memory) -> dict[str, str]:
+    """The sweep's index keys while an active row waits for the uses job, else none; rows
+    sort by when they were written. Under VECTORS# while it has no vectors (the embedder
+    failed when it was written: recall cannot find it), else under USES# while its uses
+    wait to be written for it (borrowed from its category, carried from the version it
+    corrects, or none). A row has one place in the index, so a row waiting for both is
+    under VECTORS# until its vectors land."""
+    if memory.status is not Status.ACTIVE:
+        return {}
+    if memory.embedding is None:
+        prefix = VECTORS_PREFIX
+    elif awaits_uses(memory.meta):
+        prefix = USES_PREFIX
+    else:
         return {}
     return {
-        "gsi1pk": f"{USES_PREFIX}{_shard(memory.user_id)}",
+        "gsi1pk": f"{prefix}{_shard(memory.user_id)}",
         "gsi1sk": f"{to_storage(memory.created_at)}#{memory.user_id}#{memory.memory_id}",
     }
 

@@ -74,7 +74,7 @@ def memory_item(items: BoundItems, memory: Memory) -> MemoryItem:
         meta=meta_text(memory.meta),
         ttl=None if memory.valid_until is None else epoch_seconds(memory.valid_until),
     )
-    pending = keys.uses_pending_keys(memory)  # in the sweep's index while its uses wait
+    pending = keys.pending_keys(memory)  # in the sweep's index while it waits for its uses
     if pending:
         item.gsi1pk, item.gsi1sk = pending["gsi1pk"], pending["gsi1sk"]
     return item

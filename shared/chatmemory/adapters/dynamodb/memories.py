@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import dataclasses
 import heapq
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from datetime import date, datetime
 from functools import partial
 from itertools import islice
@@ -47,7 +47,7 @@ from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFo
 from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.time import to_storage
-from chatmemory.domain.uses_origin import row_with_own_uses
+from chatmemory.domain.uses_origin import awaits_uses, row_with_own_uses
 from chatmemory.ports.memories import MAX_SCAN_SEGMENTS, MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
 from chatmemory.ports.pages import MAX_PAGE, Page
@@ -339,11 +339,24 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
                 yield keys.user_of(last)
 
     def pending_uses(self, limit: int = 100) -> list[tuple[str, str]]:
+        # A row without vectors waits under VECTORS# even when its uses wait too.
+        return self._pending(
+            (keys.USES_PREFIX, keys.VECTORS_PREFIX), lambda row: awaits_uses(row.meta), limit
+        )
+
+    def pending_vectors(self, limit: int = 100) -> list[tuple[str, str]]:
+        return self._pending((keys.VECTORS_PREFIX,), lambda row: row.embedding is None, limit)
+
+    def _pending(
+        self, prefixes: Sequence[str], waiting: Callable[[Memory], bool], limit: int
+    ) -> list[tuple[str, str]]:
+        """The sweep index's entries under `prefixes` whose row still waits, oldest first."""
         rules.int_range("limit", limit, 1, MAX_PAGE)
         cls = self._cls
         shards: list[Iterable[MemoryItem]] = [
             cls.pending.query(shard, page_size=limit)
-            for shard in keys.pending_shards(keys.USES_PREFIX)
+            for prefix in prefixes
+            for shard in keys.pending_shards(prefix)
         ]
         # Each shard comes in index order (when written); merged, so do all of them.
         entries = (
@@ -355,7 +368,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             batch = list(islice(entries, limit - len(pending)))
             if not batch:
                 break
-            pending += self._still_awaiting(batch)
+            pending += self._still_awaiting(batch, waiting)
         return pending
 
     def drop_witness(self, witness: str) -> int:
@@ -486,17 +499,19 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         return [written] if written.kind == "put" else []
 
     def _uses_index_actions(self, memory: Memory) -> tuple[Action, Action]:
-        """The row's keys in the sweep's uses index as `memory` says: set while it is
-        active and its uses wait to be written for it, removed otherwise."""
+        """The row's keys in the sweep's index as `memory` says: set while it is active and
+        waits for its vectors or its own uses, removed otherwise."""
         cls = self._cls
-        pending = keys.uses_pending_keys(memory)
+        pending = keys.pending_keys(memory)
         if not pending:
             return cls.gsi1pk.remove(), cls.gsi1sk.remove()
         return cls.gsi1pk.set(pending["gsi1pk"]), cls.gsi1sk.set(pending["gsi1sk"])
 
-    def _still_awaiting(self, entries: Sequence[tuple[str, str]]) -> list[tuple[str, str]]:
-        """The entries whose row still shows, is active and waits for its uses (the index
-        is eventually consistent, and a hidden row keeps its keys until its purge)."""
+    def _still_awaiting(
+        self, entries: Sequence[tuple[str, str]], waiting: Callable[[Memory], bool]
+    ) -> list[tuple[str, str]]:
+        """The entries whose row still shows, is active and still `waiting` (the index is
+        eventually consistent, and a hidden row keeps its keys until its purge)."""
         awaiting: list[tuple[str, str]] = []
         by_user: dict[str, list[str]] = {}
         for user_id, memory_id in entries:
@@ -507,7 +522,7 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
         }
         for user_id, memory_id in entries:
             memory = rows[user_id].get(memory_id)
-            if memory is not None and keys.uses_pending_keys(memory):
+            if memory is not None and keys.pending_keys(memory) and waiting(memory):
                 awaiting.append((user_id, memory_id))
         return awaiting
 

@@ -265,20 +265,33 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
                 yield user_id
 
     def pending_uses(self, limit: int = 100) -> list[tuple[str, str]]:
-        rules.int_range("limit", limit, 1, MAX_PAGE)
         origins = sorted(AWAITING)
+        return self._pending(
+            f"(json_extract(m.meta, '$.{USES_FROM}') IN ({marks(origins)}) "
+            "OR COALESCE(json_array_length(m.meta, '$.uses'), 0) = 0)",
+            origins,
+            limit,
+        )
+
+    def pending_vectors(self, limit: int = 100) -> list[tuple[str, str]]:
+        return self._pending("m.embedding IS NULL", (), limit)
+
+    def _pending(
+        self, waiting: str, parameters: Sequence[object], limit: int
+    ) -> list[tuple[str, str]]:
+        """Visible active unexpired rows of every user matching `waiting`, oldest first."""
+        rules.int_range("limit", limit, 1, MAX_PAGE)
         rows = (
             self._db.connection()
             .execute(
                 "SELECT m.user_id, m.memory_id FROM memories m "
                 "LEFT JOIN user_state u ON u.user_id = m.user_id "
-                f"WHERE (json_extract(m.meta, '$.{USES_FROM}') IN ({marks(origins)}) "
-                "OR COALESCE(json_array_length(m.meta, '$.uses'), 0) = 0) "
+                f"WHERE {waiting} "
                 "AND m.hidden = 0 AND m.status = 'active' "
                 "AND (m.valid_until IS NULL OR m.valid_until > ?) "
                 "AND (u.forgotten_before IS NULL OR m.created_at > u.forgotten_before) "
                 "ORDER BY m.created_at, m.user_id, m.memory_id LIMIT ?",
-                (*origins, self._db.now(), limit),
+                (*parameters, self._db.now(), limit),
             )
             .fetchall()
         )
