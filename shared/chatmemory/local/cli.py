@@ -182,8 +182,7 @@ def flush(args: argparse.Namespace) -> int:
     )
     print(
         f"ran {started} write pipeline run(s), {rooms} room write(s) and {purges} purge(s); "
-        f"embedded {uses.embedded} memory(ies) stored without vectors and "
-        f"wrote the uses of {uses.written}; "
+        f"wrote the uses of {uses.written} memory(ies) and the vectors of {uses.embedded}; "
         f"{reviewed.dormant} quiet thread(s) went dormant",
         flush=True,
     )
