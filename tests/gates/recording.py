@@ -144,6 +144,7 @@ STORE_ACCESS: dict[str, Access] = {
     "create_conversation": Access.CHAT,
     "get_conversation": Access.CHAT,
     "list_conversations": Access.CHAT,
+    "last_seen": Access.CHAT,  # a new chat's return greeting: one time, no text
     "append_message": Access.CHAT,
     "append_messages": Access.CHAT,
     "append_observed": Access.CHAT,

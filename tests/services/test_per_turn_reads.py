@@ -20,6 +20,7 @@ from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.hashing_embedder import HashingEmbedder
 from chatmemory.adapters.opensearch_index import OpenSearchIndex
 from chatmemory.domain import fading
+from chatmemory.domain.conversation import Role
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorIndex
@@ -191,3 +192,90 @@ def test_a_belief_revived_while_a_turn_drops_its_faded_marker_stays_in_use(
 
     # Then the revival wins: the next turn reads it
     assert [d.memory_id for d in stores.recall.memory_digests("ann01")] == [mood.memory_id]
+
+
+def _conversations(stores: Stores, clock: ManualClock, user_id: str, count: int) -> None:
+    """`count` past chats with the assistant, each a day apart, with a folded summary
+    (what makes a conversation item weigh)."""
+    for _ in range(count):
+        conversation = builders.conversation(user_id, clock.now())
+        stores.conversations.create_conversation(conversation)
+        stores.conversations.append_message(
+            user_id,
+            conversation.conversation_id,
+            role=Role.USER,
+            content="hi",
+            tokens=1,
+            at=clock.now(),
+        )
+        stores.conversations.update_summary(
+            user_id,
+            conversation.conversation_id,
+            summary="They talked about dinner plans and a trip to Goa. " * 20,
+            upto_seq=1,
+            expected_upto_seq=0,
+            fold_count=1,
+            at=clock.now(),
+        )
+        clock.advance(timedelta(days=1))
+
+
+def test_a_new_chat_reads_one_past_conversation_however_many_there_were(
+    metered_stores: tuple[Stores, ReadMeter], clock: ManualClock
+) -> None:
+    # Given two users back after quiet days, one with 2 past chats and one with 30
+    stores, meter = metered_stores
+    start = clock.now()
+    with quick_transactions():
+        _conversations(stores, clock, SHORT, 2)
+        clock.set(start)
+        _conversations(stores, clock, LONG, 30)
+    clock.advance(timedelta(days=5))
+    service = _turn(stores, clock, ExactIndex(stores.recall))
+
+    # When each opens a new chat (no conversation yet: the return greeting asks when
+    # they last met)
+    read: dict[str, Reads] = {}
+    for user in (SHORT, LONG):
+        with meter.counting() as reads:
+            built = service.build(ContextRequest(user, "hello again"))
+        assert "You last talked " in built.rendered.text()  # a reunion, not a first meeting
+        read[user] = reads
+
+    # Then thirty past chats cost the first turn no more than two
+    few, many = read[SHORT], read[LONG]
+    assert (many.items, many.units) == (few.items, few.units), "\n".join(
+        f"{name}: {few.by_target().get(name)} / {n}" for name, n in many.by_target().items()
+    )
+    assert not any(r.target == "CONV#" for r in many.requests), many.by_target()
+
+
+def test_conversations_written_before_their_key_still_give_the_last_meeting(
+    metered_stores: tuple[Stores, ReadMeter], clock: ManualClock
+) -> None:
+    # Given past chats whose items predate the by_created key of conversations
+    stores, _ = metered_stores
+    _conversations(stores, clock, SHORT, 3)
+    last = clock.now() - timedelta(days=1)
+    client = boto3.client("dynamodb", region_name=REGION)
+    pk = {"S": f"U#{SHORT}"}
+    for item in client.query(
+        TableName=TABLE,
+        KeyConditionExpression="pk = :pk AND begins_with(sk, :conv)",
+        ExpressionAttributeValues={":pk": pk, ":conv": {"S": "CONV#"}},
+    )["Items"]:
+        client.update_item(
+            TableName=TABLE, Key={"pk": pk, "sk": item["sk"]}, UpdateExpression="REMOVE lsi1sk"
+        )
+
+    # When a new chat asks when they last met, then once one of them is written again
+    before = stores.conversations.last_seen(SHORT, "assistant")
+    [latest, *_] = stores.conversations.list_conversations(SHORT)
+    clock.advance(timedelta(days=4))
+    stores.conversations.append_message(
+        SHORT, latest.conversation_id, role=Role.USER, content="back", tokens=1, at=clock.now()
+    )
+
+    # Then the last meeting is found the old way, and the rewritten chat has its key
+    assert before == last
+    assert stores.conversations.last_seen(SHORT, "assistant") == clock.now()

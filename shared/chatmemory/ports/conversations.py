@@ -28,6 +28,13 @@ class ConversationStore(ABC):
     def list_conversations(self, user_id: str) -> list[Conversation]:
         """The user's unexpired conversations, most recently updated first."""
 
+    @abstractmethod
+    def last_seen(self, user_id: str, persona: str) -> datetime | None:
+        """When the user's most recently updated unexpired conversation with this persona
+        that is not temporary and has messages was updated; None when there is none (a
+        first meeting). What a new chat's return greeting asks on its first turn, so it
+        reads that one conversation, not every one the user has."""
+
     def append_message(
         self,
         user_id: str,

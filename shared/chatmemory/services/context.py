@@ -275,12 +275,7 @@ class ContextService:
         if conversation is not None:
             last_seen: datetime | None = conversation.updated_at
         else:
-            earlier = [
-                c
-                for c in self._stores.conversations.list_conversations(user_id)
-                if c.persona == persona and not c.temporary and c.last_seq > 0
-            ]
-            last_seen = max((c.updated_at for c in earlier), default=None)
+            last_seen = self._stores.conversations.last_seen(user_id, persona)
         ripe = cue_thread(threads)
         return return_cue(last_seen, now, ripe.memory.text if ripe else None) or ""
 

@@ -3,6 +3,7 @@ expiry, folds, the extraction cursor and the sweep's listing."""
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import timedelta
 
 import pytest
@@ -214,6 +215,54 @@ def test_conversations_list_most_recently_updated_first(stores: Stores, clock: M
         first.conversation_id,
         second.conversation_id,
     ]
+
+
+def test_last_seen_is_the_latest_conversation_with_that_persona_that_has_messages(
+    stores: Stores, clock: ManualClock
+) -> None:
+    conversations = stores.conversations
+
+    def said(conversation_id: str) -> None:
+        conversations.append_message(
+            ALICE, conversation_id, role=Role.USER, content="hi", tokens=1, at=clock.now()
+        )
+
+    # Given no conversation yet: a first meeting
+    assert conversations.last_seen(ALICE, "assistant") is None
+
+    # Given an older and a newer conversation with the assistant, one with another persona
+    # later still, a temporary chat, an empty one, and Bob's
+    older = builders.conversation(ALICE, clock.now())
+    conversations.create_conversation(older)
+    said(older.conversation_id)
+    clock.advance(timedelta(days=1))
+    newer = builders.conversation(ALICE, clock.now())
+    conversations.create_conversation(newer)
+    said(newer.conversation_id)
+    seen = clock.now()
+    clock.advance(timedelta(days=1))
+    warren = dataclasses.replace(builders.conversation(ALICE, clock.now()), persona="warren")
+    conversations.create_conversation(warren)
+    said(warren.conversation_id)
+    temporary = builders.conversation(ALICE, clock.now(), temporary=True)
+    conversations.create_conversation(temporary)
+    said(temporary.conversation_id)
+    conversations.create_conversation(builders.conversation(ALICE, clock.now()))  # empty
+    bobs = builders.conversation(BOB, clock.now())
+    conversations.create_conversation(bobs)
+    conversations.append_message(
+        BOB, bobs.conversation_id, role=Role.USER, content="hi", tokens=1, at=clock.now()
+    )
+
+    # Then each persona's last meeting is its own latest conversation with messages
+    assert conversations.last_seen(ALICE, "assistant") == seen
+    assert conversations.last_seen(ALICE, "warren") == clock.now()
+    assert conversations.last_seen(ALICE, "war") is None
+
+    # And the older one written again (a reply) is the last meeting now
+    clock.advance(timedelta(hours=1))
+    said(older.conversation_id)
+    assert conversations.last_seen(ALICE, "assistant") == clock.now()
 
 
 def test_two_folds_from_the_same_state_cannot_both_win(stores: Stores, clock: ManualClock) -> None:

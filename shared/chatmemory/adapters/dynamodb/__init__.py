@@ -6,7 +6,8 @@ Item layout (pk = "U#<user_id>" for every item of a user; sk by type):
     memory        MEM#<memory_id>                   lsi1sk MEM#<created_at>#<memory_id>
     tombstone     TOMB#<memory_id>
     user state    USER                              (forgotten_before watermark)
-    conversation  CONV#<conversation_id>
+    conversation  CONV#<conversation_id>             lsi1sk SEEN#<persona>#<updated_at>#<id>
+                                                    (not on a temporary or empty one)
     message       MSG#<conversation_id>#<seq:010d>
     profile       PROFILE#<persona>
     settings      SETTINGS
@@ -42,7 +43,9 @@ deletes lazily, so reads also drop rows whose expiry passed by the injected cloc
 The sweep's sparse GSI (gsi1pk, gsi1sk) lists conversations awaiting extraction under
 PENDING#<shard>, unpurged tombstones under PURGE#<shard>, rooms some seated persona
 has not read to the end under QUIET#<shard>, and live threads' markers under
-THREAD#<shard>, keyed by the day the nightly review would put them to sleep (see `keys`).
+THREAD#<shard>, keyed by the day the nightly review would put them to sleep, and memory
+rows still waiting for their vectors or their own uses under VECTORS#<shard> and
+USES#<shard> (see `keys`).
 """
 
 from __future__ import annotations

@@ -69,6 +69,30 @@ class DynamoConversationStore(ConversationStore):
         live = [c for c in found if not c.is_expired(now)]
         return sorted(live, key=lambda c: (c.updated_at, c.conversation_id), reverse=True)
 
+    def last_seen(self, user_id: str, persona: str) -> datetime | None:
+        cls = self._cls
+        now = self._table.now()
+        latest_first = cls.by_created.query(
+            keys.pk(user_id),
+            cls.lsi1sk.startswith(keys.seen_prefix(persona)),
+            filter_condition=unexpired(cls.ttl, now),
+            consistent_read=True,
+            scan_index_forward=False,
+            page_size=1,  # only a conversation with messages has the key: the first is it
+        )
+        for row in latest_first:
+            conversation = conversation_from_item(row)
+            if not conversation.is_expired(now):
+                return conversation.updated_at
+        # None keyed: a first meeting, or conversations last written before the key
+        # existed (each gets it on its next write), read as they were before.
+        earlier = [
+            c
+            for c in self.list_conversations(user_id)
+            if c.persona == persona and not c.temporary and c.last_seq > 0
+        ]
+        return max((c.updated_at for c in earlier), default=None)
+
     def append_messages(
         self,
         user_id: str,
@@ -234,6 +258,7 @@ class DynamoConversationStore(ConversationStore):
                 cls.summary_upto_seq.set(upto_seq),
                 cls.fold_count.set(fold_count),
                 cls.updated_at.set(updated_at),
+                *self._seen_actions(dataclasses.replace(conversation, updated_at=updated_at)),
             ]
             guard = all_of(
                 cls.summary_upto_seq == expected_upto_seq,
@@ -305,6 +330,11 @@ class DynamoConversationStore(ConversationStore):
         item = cls(keys.pk(user_id), keys.conversation_sk(conversation_id))
         return Write("update", item, all_of(cls.sk.exists(), condition), tuple(actions))
 
+    def _seen_actions(self, conversation: Conversation) -> list[Action]:
+        """Its `by_created` key moved to its new time (none for a temporary one)."""
+        seen = keys.conversation_seen_key(conversation)
+        return [] if seen is None else [self._cls.lsi1sk.set(seen)]
+
     def _applied(self, write: Write) -> bool:
         try:
             self._table.commit([write])
@@ -326,6 +356,7 @@ class DynamoConversationStore(ConversationStore):
         actions: list[Action] = [
             cls.last_seq.set(changed.last_seq),
             cls.updated_at.set(changed.updated_at),
+            *self._seen_actions(changed),
         ]
         if any(message.role is Role.USER for message in stored):
             actions.append(cls.last_user_message_at.set(at))

@@ -160,6 +160,9 @@ class UserStateItem(_Item):
 
 
 class ConversationItem(_Item):
+    # Absent on a temporary or empty conversation (and one last written before it existed).
+    lsi1sk = UnicodeAttribute(null=True)
+    by_created: ByCreated[ConversationItem] = ByCreated()
     user_id = UnicodeAttribute()
     conversation_id = UnicodeAttribute()
     persona = UnicodeAttribute()

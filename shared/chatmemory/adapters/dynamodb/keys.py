@@ -22,6 +22,7 @@ SETTINGS_SK = "SETTINGS"
 MEMORY_PREFIX = "MEM#"
 TOMBSTONE_PREFIX = "TOMB#"
 CONVERSATION_PREFIX = "CONV#"
+SEEN_PREFIX = "SEEN#"  # a conversation's key in the by_created LSI
 PROFILE_PREFIX = "PROFILE#"
 NOTICE_PREFIX = "NOTICE#"
 RUN_PREFIX = "RUN#"
@@ -78,6 +79,23 @@ def tombstone_sk(memory_id: str) -> str:
 
 def conversation_sk(conversation_id: str) -> str:
     return f"{CONVERSATION_PREFIX}{conversation_id}"
+
+
+def conversation_seen_key(conversation: Conversation) -> str | None:
+    """The `by_created` LSI's key of a conversation that is not temporary and has
+    messages: its persona, then when it was last updated, so a persona's latest is one
+    row away (a new chat's return greeting); None for others, never a last meeting."""
+    if conversation.temporary or conversation.last_seq == 0:
+        return None
+    return seen_prefix(conversation.persona) + (
+        f"{to_storage(conversation.updated_at)}#{conversation.conversation_id}"
+    )
+
+
+def seen_prefix(persona: str) -> str:
+    """Every conversation key of `conversation_seen_key` with this persona starts so (a
+    persona holds no `#`)."""
+    return f"{SEEN_PREFIX}{persona}#"
 
 
 def message_sk(conversation_id: str, seq: int) -> str:

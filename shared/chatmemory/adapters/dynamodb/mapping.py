@@ -221,6 +221,7 @@ def conversation_item(items: BoundItems, conversation: Conversation) -> Conversa
         last_user_message_at=conversation.last_user_message_at,
         ttl=None if expires is None else epoch_seconds(expires),
     )
+    item.lsi1sk = keys.conversation_seen_key(conversation)
     pending = keys.pending_extraction_keys(conversation)
     if pending:
         item.gsi1pk, item.gsi1sk = pending["gsi1pk"], pending["gsi1sk"]

@@ -16,6 +16,7 @@ from chatmemory.adapters.sqlite.rows import (
     message_from_row,
     observed_turn_from_row,
     observed_turn_row,
+    opt_parse,
     opt_time,
 )
 from chatmemory.domain import rules
@@ -56,6 +57,18 @@ class SqliteConversationStore(ConversationStore):
             (user_id, self._db.now()),
         )
         return [conversation_from_row(row) for row in rows]
+
+    def last_seen(self, user_id: str, persona: str) -> datetime | None:
+        row = (
+            self._db.connection()
+            .execute(
+                "SELECT MAX(updated_at) FROM conversations WHERE user_id = ? AND persona = ? "
+                "AND temporary = 0 AND last_seq > 0 AND (expires_at IS NULL OR expires_at > ?)",
+                (user_id, persona, self._db.now()),
+            )
+            .fetchone()
+        )
+        return opt_parse(row[0])
 
     def append_messages(
         self,
