@@ -132,21 +132,11 @@ class UsesWriter:
         row as read (a change since wins) and indexed."""
         embedded = changed = 0
         for row in rows:
-            prepared = self._indexer.prepare(row)
-            if prepared.embedding is None:
+            landed = self._land(row, row, own=False)
+            if landed is None:
                 continue  # the embedder failed again (logged there): the sweep retries
-            if not self._stores.memories.set_uses(
-                row.user_id,
-                row.memory_id,
-                expected=row,
-                meta=prepared.meta,
-                embedding=prepared.embedding,
-                own=False,
-            ):
-                changed += 1
-                continue
-            self._indexer.publish(prepared)
-            embedded += 1
+            embedded += landed
+            changed += not landed
         return UsesWritten(
             changed=changed, embedded=embedded, unembedded=len(rows) - embedded - changed
         )
@@ -171,7 +161,7 @@ class UsesWriter:
         for row, uses in zip(rows, answers, strict=True):
             if not uses:
                 continue
-            landed = self._land(row, uses)
+            landed = self._land(row, dataclasses.replace(row, meta=with_own_uses(row.meta, uses)))
             if landed is None:
                 continue
             written += landed
@@ -183,12 +173,12 @@ class UsesWriter:
             changed=changed,
         )
 
-    def _land(self, row: Memory, uses: tuple[str, ...]) -> bool | None:
-        """Write the row's own uses and their vectors if it is still as read, then index
-        it: True once written, False when it changed meanwhile (the change wins), None
-        when its vectors could not be made (it keeps what it has)."""
-        own = dataclasses.replace(row, meta=with_own_uses(row.meta, uses), embedding=None)
-        prepared = self._indexer.prepare(own)
+    def _land(self, row: Memory, changed: Memory, *, own: bool = True) -> bool | None:
+        """Write `changed`'s meta (its own uses, with `own`) and fresh vectors over the row
+        if it is still as read, then index it: True once written, False when it changed
+        meanwhile (the change wins), None when the vectors could not be made (it keeps
+        what it has)."""
+        prepared = self._indexer.prepare(dataclasses.replace(changed, embedding=None))
         if prepared.embedding is None:
             return None  # the embedder failed (logged there): nothing half-written
         if not self._stores.memories.set_uses(
@@ -197,6 +187,7 @@ class UsesWriter:
             expected=row,
             meta=prepared.meta,
             embedding=prepared.embedding,
+            own=own,
         ):
             log.info("memory uses not written: changed since", extra={"memory_id": row.memory_id})
             return False
