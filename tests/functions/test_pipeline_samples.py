@@ -244,7 +244,7 @@ def test_the_sweep_sample_starts_what_fell_behind(
 
     # Then it started that conversation's run, and says how many of each it started (the
     # offline extractor's two memories wait for their own uses: their jobs are queued)
-    assert counts == {"started": 1, "rooms": 0, "purges": 0, "uses": 2}
+    assert counts == {"started": 1, "rooms": 0, "purges": 0, "uses": 2, "without_vectors": 0}
     conversation = container.stores.conversations.get_conversation("user-123", conversation_id)
     assert conversation is not None and conversation.extracted_upto_seq == last_seq
 

@@ -23,7 +23,7 @@ from chatmemory.ports.stores import Stores
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService, NewMemory
 from chatmemory.services.memory_settings import SettingsService
-from chatmemory.services.uses import UsesWriter, UsesWritten
+from chatmemory.services.uses import HandedOff, UsesWriter, UsesWritten
 from tests.support.functions import Wired
 from tests.support.product import ALICE, Product
 from tests.support.scripted_uses import DEFAULT_USES, ScriptedUses
@@ -326,9 +326,9 @@ def test_the_sweep_hands_a_failed_uses_job_back_and_it_runs(world: World) -> Non
     world.jobs.run_pending()
 
     # Then its uses are its own now, and nothing waits any more
-    assert handed == 1
+    assert handed == HandedOff(rows=1)
     assert world.row(memory.memory_id).meta == {"uses": list(VEGETARIAN_USES)}
-    assert world.writer.hand_off(world.jobs) == 0
+    assert world.writer.hand_off(world.jobs) == HandedOff()
 
 
 def test_a_memory_the_model_could_not_index_keeps_its_category_uses(world: World) -> None:

@@ -24,7 +24,7 @@ from chatmemory.services.memories import MemoryService, NewMemory
 from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.recall import RecallRequest, RecallService
 from chatmemory.services.relevance import RelevanceModel, params_for
-from chatmemory.services.uses import UsesWriter, UsesWritten
+from chatmemory.services.uses import HandedOff, UsesWriter, UsesWritten
 from tests.support import builders
 from tests.support.functions import Wired
 from tests.support.product import ALICE
@@ -130,7 +130,7 @@ def test_an_embedder_still_down_leaves_the_row_waiting_and_the_sweep_hands_it_ba
 
     # Then it is recalled, and it waits for vectors no more (only for the uses a model
     # would write: the sweep queues those whatever the model, its consumer decides)
-    assert handed == 1
+    assert handed == HandedOff(rows=1, without_vectors=1)
     assert offline.recalled() == [SALMON.text]
     assert offline.stores.memories.pending_vectors() == []
 

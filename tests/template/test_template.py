@@ -1087,6 +1087,20 @@ def test_a_dead_letter_queue_with_anything_in_it_raises_an_alarm() -> None:
     assert queues and watched == queues
 
 
+def test_memories_left_without_vectors_raise_an_alarm_on_the_metric_the_sweep_counts() -> None:
+    [alarm] = [a for a in _alarms().values() if a["MetricName"] == "SweepRowsWithoutVectors"]
+    service = load_template()["Globals"]["Function"]["Environment"]["Variables"]
+
+    assert alarm["Namespace"] == service["POWERTOOLS_METRICS_NAMESPACE"]
+    assert alarm["Dimensions"] == [{"Name": "service", "Value": service["POWERTOOLS_SERVICE_NAME"]}]
+    assert (alarm["Threshold"], alarm["ComparisonOperator"]) == (
+        1,
+        "GreaterThanOrEqualToThreshold",
+    )
+    sweep = (ROOT / "functions" / "pipeline" / "sweep" / "app.py").read_text()
+    assert 'count("SweepRowsWithoutVectors"' in sweep
+
+
 def test_every_alarm_tells_the_alarm_topic_and_is_quiet_without_data() -> None:
     for logical_id, alarm in _alarms().items():
         assert alarm["AlarmActions"] == [{"Ref": "AlarmTopic"}], logical_id

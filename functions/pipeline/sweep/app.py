@@ -28,11 +28,20 @@ def lambda_handler(event: dict[str, Any], context: LambdaContext) -> dict[str, i
     purges = container().purge_sweep.sweep()
     # Memories whose uses job failed (its queue does not retry it), or stored without
     # vectors: their jobs again.
-    uses = container().uses.hand_off(container().jobs)
+    handed = container().uses.hand_off(container().jobs)
+    uses = handed.rows
     count("SweepStarted", started)
     count("SweepUsesHandedOff", uses)
+    # Rows still without vectors a day on: the embedder keeps failing for them.
+    count("SweepRowsWithoutVectors", handed.without_vectors)
     count("SweepRoomWrites", rooms)
     count("SweepPurgesStarted", purges)
-    done = {"started": started, "rooms": rooms, "purges": purges, "uses": uses}
+    done = {
+        "started": started,
+        "rooms": rooms,
+        "purges": purges,
+        "uses": uses,
+        "without_vectors": handed.without_vectors,
+    }
     logger.info("sweep done", extra=done)
     return done

@@ -49,6 +49,14 @@ class UsesWritten:
     unembedded: int = 0
 
 
+@dataclass(frozen=True, slots=True)
+class HandedOff:
+    """What the sweep queued again: rows, and how many of them had no vectors."""
+
+    rows: int = 0
+    without_vectors: int = 0
+
+
 class UsesWriter:
     """Takes its model as it is or as a provider, so building it loads no client."""
 
@@ -91,15 +99,19 @@ class UsesWriter:
             total = _added(total, self.write(user_id, memory_ids))
         return total
 
-    def hand_off(self, jobs: Jobs, limit: int = MAX_PAGE) -> int:
+    def hand_off(self, jobs: Jobs, limit: int = MAX_PAGE) -> HandedOff:
         """Queue a uses job for each of the oldest rows of any user still waiting (a job
         whose embedder or model call failed is not retried by its queue): the daily sweep
         on AWS, whose jobs the fold queue's consumer runs with its model (the sweep itself
-        has none: it only queues). Returns how many rows were handed off."""
-        pending = self._pending(limit, uses=True)
+        has none: it only queues). Returns how many rows were handed off, and how many of
+        them had no vectors (a day after their write: the embedder keeps failing)."""
+        bare = self._stores.memories.pending_vectors(limit)
+        pending = _by_user([*bare, *self._stores.memories.pending_uses(limit)])
         for user_id, memory_ids in pending.items():
             jobs.uses_later(user_id, memory_ids)
-        return sum(len(memory_ids) for memory_ids in pending.values())
+        return HandedOff(
+            rows=sum(len(memory_ids) for memory_ids in pending.values()), without_vectors=len(bare)
+        )
 
     def _pending(self, limit: int, *, uses: bool) -> dict[str, list[str]]:
         """The waiting rows' ids by user: those without vectors first (recall cannot find
@@ -108,10 +120,7 @@ class UsesWriter:
         listed = memories.pending_vectors(limit)
         if uses:
             listed += memories.pending_uses(limit)
-        by_user: dict[str, list[str]] = {}
-        for user_id, memory_id in dict.fromkeys(listed):
-            by_user.setdefault(user_id, []).append(memory_id)
-        return by_user
+        return _by_user(listed)
 
     def _waiting(
         self, user_id: str, memory_ids: Sequence[str], *, model_writes: bool
@@ -193,6 +202,14 @@ class UsesWriter:
             return False
         self._indexer.publish(prepared)
         return True
+
+
+def _by_user(listed: Sequence[tuple[str, str]]) -> dict[str, list[str]]:
+    """(user id, memory id) pairs as each user's ids, each once, in the order listed."""
+    by_user: dict[str, list[str]] = {}
+    for user_id, memory_id in dict.fromkeys(listed):
+        by_user.setdefault(user_id, []).append(memory_id)
+    return by_user
 
 
 def _added(total: UsesWritten, more: UsesWritten) -> UsesWritten:
