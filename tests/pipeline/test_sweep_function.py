@@ -77,7 +77,13 @@ def test_the_sweep_starts_the_pipeline_for_conversations_left_behind(
     result = sweep(handler)
 
     # Then it starts one execution per conversation left behind, and they learn
-    assert result == {"started": len(left_behind), "rooms": 0, "purges": 0, "uses": 0}
+    assert result == {
+        "started": len(left_behind),
+        "rooms": 0,
+        "purges": 0,
+        "uses": 0,
+        "without_vectors": 0,
+    }
     executions = pipeline.executions()
     assert len(executions) == len(left_behind)
     for started in executions:
@@ -92,7 +98,13 @@ def test_the_sweep_starts_the_pipeline_for_conversations_left_behind(
 def test_a_sweep_with_nothing_behind_starts_nothing(
     handler: Any, container: Container, pipeline: Pipeline
 ) -> None:
-    assert sweep(handler) == {"started": 0, "rooms": 0, "purges": 0, "uses": 0}
+    assert sweep(handler) == {
+        "started": 0,
+        "rooms": 0,
+        "purges": 0,
+        "uses": 0,
+        "without_vectors": 0,
+    }
     assert pipeline.executions() == []
 
 
@@ -121,7 +133,7 @@ def test_the_sweep_purges_deletions_whose_purge_never_started(
     result = sweep(handler)
 
     # Then it started the purge, which finished it
-    assert result == {"started": 0, "rooms": 0, "purges": 1, "uses": 0}
+    assert result == {"started": 0, "rooms": 0, "purges": 1, "uses": 0, "without_vectors": 0}
     (started,) = purge_pipeline.executions()
     assert purge_pipeline.wait(started["executionArn"]).status == "SUCCEEDED"
     assert container.stores.tombstones.list_tombstones(USER, unpurged_only=True) == []
