@@ -116,6 +116,20 @@ def unpack_rows(blob: bytes) -> npt.NDArray[np.float32]:
     return np.stack(rows)
 
 
+def without_row(blob: bytes, index: int) -> bytes:
+    """The blob with one packed vector cut out, every other one byte for byte: no
+    re-quantising, so what stays scores exactly as before."""
+    offset, spans = 0, []
+    while offset < len(blob):
+        _, end = _unpack_at(blob, offset)
+        spans.append((offset, end))
+        offset = end
+    if not 0 <= index < len(spans) or len(spans) == 1:
+        raise InvalidField("embedding", f"has no row {index} to drop beside others")
+    start, end = spans[index]
+    return blob[:start] + blob[end:]
+
+
 def said_vector(blob: bytes) -> npt.NDArray[np.float32]:
     """What a memory says, from its packed vectors (the first; the rest are its uses)."""
     first: npt.NDArray[np.float32] = unpack_rows(blob)[0]
