@@ -187,7 +187,8 @@ def test_a_chat_correction_without_uses_gets_them(world: World) -> None:
     assert moved.supersedes == pune.memory_id
     assert world.jobs.uses_jobs[-1] == UsesJob(ALICE, (moved.memory_id,))
     world.jobs.run_pending()
-    assert world.row(moved.memory_id).meta == {"uses": list(DEFAULT_USES)}
+    # its own uses, and still the reach of the words it replaced (domain/reach.py)
+    assert world.row(moved.memory_id).meta == {"uses": list(DEFAULT_USES), "reach": "replaced"}
 
 
 # ---- corrected --------------------------------------------------------------------------
@@ -204,13 +205,18 @@ def test_a_correction_carries_the_old_uses_marked_carried_then_gets_its_own(
     corrected = world.memories.correct(ALICE, memory.memory_id, text="Is vegan.")
 
     # Then the new version is stored at once with the old uses, marked as carried, which
-    # recall still counts as the memory's own; and a job waits for uses of its own words
-    assert corrected.meta == {"uses": list(VEGETARIAN_USES), "uses_from": "carried"}
+    # recall still counts as the memory's own, beside the reach of the words it replaced;
+    # and a job waits for uses of its own words
+    assert corrected.meta == {
+        "uses": list(VEGETARIAN_USES),
+        "uses_from": "carried",
+        "reach": "replaced",
+    }
     assert not world.borrowed(corrected.memory_id)
     assert world.jobs.uses_jobs[-1] == UsesJob(ALICE, (corrected.memory_id,))
     world.jobs.run_pending()
     assert world.model.asked[-1][0].text == "Is vegan."
-    assert world.row(corrected.memory_id).meta == {"uses": list(DEFAULT_USES)}
+    assert world.row(corrected.memory_id).meta == {"uses": list(DEFAULT_USES), "reach": "replaced"}
     # and the version it replaced, now history, was never written over
     [history] = world.stores.memories.get_memories(ALICE, [memory.memory_id])
     assert history.status is Status.SUPERSEDED and history.meta == {"uses": list(VEGETARIAN_USES)}
@@ -226,9 +232,13 @@ def test_a_correction_into_another_category_borrows_that_ones_and_gets_its_own(
         ALICE, memory.memory_id, text="Is allergic to peanuts.", category="health"
     )
 
-    assert corrected.meta == {"uses": list(CATEGORY_USES["health"]), "uses_from": "category"}
+    assert corrected.meta == {
+        "uses": list(CATEGORY_USES["health"]),
+        "uses_from": "category",
+        "reach": "replaced",
+    }
     world.jobs.run_pending()
-    assert world.row(corrected.memory_id).meta == {"uses": list(DEFAULT_USES)}
+    assert world.row(corrected.memory_id).meta == {"uses": list(DEFAULT_USES), "reach": "replaced"}
 
 
 # ---- races: whatever the user did meanwhile wins --------------------------------------------

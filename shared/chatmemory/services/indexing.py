@@ -2,7 +2,9 @@
 
 Vectors are computed once per memory and stored with the row (so the index can always be
 rebuilt): row 0 embeds what the memory says (8-bit codes), the next rows one use each
-(4-bit codes) — up to seven, as many as fit the row's vector budget.
+(4-bit codes) — up to seven, as many as fit the row's vector budget. A correction's row 1
+embeds the words of the version it replaced instead, while that version is kept
+(domain/reach.py), and its uses follow.
 """
 
 from __future__ import annotations
@@ -13,10 +15,11 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
-from chatmemory.domain import rules, vectors
+from chatmemory.domain import reach, rules, vectors
 from chatmemory.domain.memory import Memory
 from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, MAX_USES, uses_for
 from chatmemory.ports.embedder import Embedder, Vectors
+from chatmemory.ports.memories import MemoryStore
 from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.relevance import USES_FROM_CATEGORY
 
@@ -44,8 +47,10 @@ class MemoryIndexer:
     def _index(self) -> VectorIndex:
         return self._index_of()
 
-    def prepare(self, memory: Memory) -> Memory:
-        """The memory with its uses and vectors; unchanged if embedding fails (logged).
+    def prepare(self, memory: Memory, *, replaced: Memory | None = None) -> Memory:
+        """The memory with its uses and vectors; as it was if embedding fails (logged).
+        Given the version it replaced, still kept as history, that version's words are
+        embedded too, in place of the last use (domain/reach.py).
 
         A row written without vectors is stored all the same and embedded by the uses job
         (`services/uses.py`, queued by the write or by the daily sweep) or the re-index
@@ -53,13 +58,16 @@ class MemoryIndexer:
         never blocks remembering something.
         """
         uses, borrowed = self.uses_of(memory)
+        kept = reach.words_to_keep(memory, replaced) if self.max_uses else None
+        meta = {key: value for key, value in memory.meta.items() if key != reach.REACH}
         try:
-            texts = [memory.text, *uses[: self.max_uses]]
+            texts = [memory.text, *([kept] if kept else []), *uses][: 1 + self.max_uses]
             embedding = vectors.pack_rows(self.embedder.embed(texts), compact_after=1)
         except Exception as exc:  # degrade: store the memory, embed it on a later read
             log.warning("embedding failed on write", extra={"error_type": type(exc).__name__})
             return memory
-        meta = dict(memory.meta)
+        if kept:
+            meta[reach.REACH] = reach.REPLACED
         if uses and "uses" not in meta:
             meta["uses"] = list(uses)
         if borrowed:
@@ -100,6 +108,13 @@ class MemoryIndexer:
             return None
         best = int(np.argmax(scores))
         return names[best] if float(scores[best]) >= _CATEGORY_FLOOR else None
+
+    def replaced_of(self, memories: MemoryStore, memory: Memory) -> Memory | None:
+        """The version `memory` replaced, while it is still kept to be reached through it:
+        what a re-embedding passes to `prepare`."""
+        if memory.supersedes is None:
+            return None
+        return memories.get_memory(memory.user_id, memory.supersedes)
 
     def publish(self, memory: Memory) -> None:
         """Index a stored memory; a failure is logged (the read path merges fresh rows)."""

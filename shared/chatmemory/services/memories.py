@@ -35,6 +35,7 @@ from chatmemory.ports.pages import MAX_PAGE, Page
 from chatmemory.ports.stores import Stores
 from chatmemory.services.deletions import Deletions
 from chatmemory.services.indexing import MemoryIndexer
+from chatmemory.services.reach_cut import cut_reach_to
 
 log = logging.getLogger(__name__)
 
@@ -367,7 +368,7 @@ class MemoryService:
         """Replace `target` with `replacement` (which must say it supersedes it): the old
         row becomes history, linked to the new one. ConcurrentChange if it moved on."""
         write_filter.check("text", replacement.text)
-        prepared = self._prepared(replacement)
+        prepared = self._prepared(replacement, replaced=target)
         at = replacement.created_at
         events = [
             self._event(target, Op.UPDATE, actor, at, related=prepared.memory_id),
@@ -482,7 +483,7 @@ class MemoryService:
             ),
             embedding=None,
         )
-        corrected = self._prepared(corrected)
+        corrected = self._prepared(corrected, replaced=current)
         events = [
             self._event(current, Op.UPDATE, actor, now, related=corrected.memory_id),
             self._event(corrected, Op.ADD, actor, now, related=current.memory_id),
@@ -507,7 +508,17 @@ class MemoryService:
         event = self._event(target, Op.DELETE, actor, tombstone.deleted_at)
         self._deletions.tombstone_memories(user_id, [tombstone], [event])
         self._withdraw(user_id, tombstone.versions)
+        if target.status is Status.SUPERSEDED:
+            self._cut_reach_to(target)
         return tombstone
+
+    def _cut_reach_to(self, deleted: Memory) -> None:
+        """The deleted version's words leave the row that replaced it, before the next
+        read; if that fails, the delete stands and the purge cuts them (reach_cut.py)."""
+        try:
+            cut_reach_to(self._stores, deleted.user_id, [deleted.memory_id], self._publish)
+        except Exception as exc:
+            log.warning("replaced words not cut yet", extra={"error_type": type(exc).__name__})
 
     def undo_writes(
         self, user_id: str, memory_ids: Sequence[str], *, actor: Actor = Actor.USER
@@ -615,8 +626,8 @@ class MemoryService:
 
     # ---- helpers --------------------------------------------------------------------
 
-    def _prepared(self, memory: Memory) -> Memory:
-        return self._indexer.prepare(memory) if self._indexer else memory
+    def _prepared(self, memory: Memory, *, replaced: Memory | None = None) -> Memory:
+        return self._indexer.prepare(memory, replaced=replaced) if self._indexer else memory
 
     def _publish(self, memory: Memory) -> None:
         if self._indexer:

@@ -1,7 +1,8 @@
 """The purge: after a delete, remove or rebuild every copy of the memory.
 
 A delete writes a tombstone at once and the read path filters by it; the purge then, in
-order: removes the index documents → deletes the rows of every version (the tombstone
+order: removes the index documents (first cutting the versions' words out of the rows
+that replaced them) → deletes the rows of every version (the tombstone
 stays, ids and times only) and the notices and pipeline runs that quote them → rebuilds
 each profile built from one of them → rewrites each conversation summary that folded in
 one of their source messages → marks the tombstones purged. Until that last step the read
@@ -36,6 +37,7 @@ from chatmemory.ports.vector_index import VectorIndex
 from chatmemory.services.folding import Folder
 from chatmemory.services.pipeline import ProfileRebuilt
 from chatmemory.services.profile import ProfileBuilder
+from chatmemory.services.reach_cut import cut_reach_to
 
 log = logging.getLogger(__name__)
 
@@ -208,9 +210,11 @@ class PurgePipeline:
 
     @_records_failure
     def remove_vectors(self, request: PurgeRequest) -> VectorsRemoved:
-        """Drop the index documents of every version (removing a missing one is a no-op)."""
+        """Drop the index documents of every version (removing a missing one is a no-op),
+        after cutting their words out of the rows that replaced them (reach_cut.py)."""
         versions = self._versions(self._selected(request))
         if versions:
+            cut_reach_to(self._stores, request.user_id, versions, self._index.upsert)
             self._index.remove(request.user_id, versions)
         return VectorsRemoved(removed=len(versions))
 

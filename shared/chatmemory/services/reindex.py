@@ -98,7 +98,10 @@ class Reindexer:
     def _embedded(self, memory: Memory) -> Memory | None:
         """The row with new vectors, written back; None if the embedder failed (logged by
         the indexer), the row itself if it changed since it was read."""
-        prepared = self._indexer.prepare(dataclasses.replace(memory, embedding=None))
+        prepared = self._indexer.prepare(
+            dataclasses.replace(memory, embedding=None),
+            replaced=self._indexer.replaced_of(self._stores.memories, memory),
+        )
         if prepared.embedding is None:
             return None
         written = self._stores.memories.set_uses(

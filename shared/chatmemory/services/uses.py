@@ -187,7 +187,10 @@ class UsesWriter:
         if it is still as read, then index it: True once written, False when it changed
         meanwhile (the change wins), None when the vectors could not be made (it keeps
         what it has)."""
-        prepared = self._indexer.prepare(dataclasses.replace(changed, embedding=None))
+        prepared = self._indexer.prepare(
+            dataclasses.replace(changed, embedding=None),
+            replaced=self._indexer.replaced_of(self._stores.memories, changed),
+        )
         if prepared.embedding is None:
             return None  # the embedder failed (logged there): nothing half-written
         if not self._stores.memories.set_uses(
