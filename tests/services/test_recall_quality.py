@@ -90,6 +90,27 @@ def test_a_question_that_needs_two_facts_gets_both(
     assert {"Is vegetarian.", "Is allergic to peanuts."} <= set(recalled)
 
 
+def test_facts_typed_under_the_apps_own_category_names_are_recalled_as_the_recommended_ones(
+    stores: Stores, clock: ManualClock, minilm: Any
+) -> None:
+    # Given an app that files facts under names of its own, and one under none at all
+    wired = wire(stores, clock, minilm)
+    wired.remember(
+        ("Is lactose intolerant.", "food"),
+        ("Has a border collie called Bran.", "pet_care"),
+        ("Is training for a half marathon in May.", "general"),
+        *OTHERS,
+    )
+
+    # When she asks what each one bears on, in words none of them use
+    dinner = wired.recalled("any quick dinner ideas for two tonight?")
+    walks = wired.recalled("how often does mine need brushing and a trip to the groomer?")
+
+    # Then each is found by what it is for, as if it had been typed as diet or pets
+    assert "Is lactose intolerant." in dinner
+    assert "Has a border collie called Bran." in walks
+
+
 def test_a_general_question_on_a_remembered_topic_recalls_nothing(
     stores: Stores, clock: ManualClock, minilm: Any
 ) -> None:

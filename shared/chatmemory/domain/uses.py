@@ -134,6 +134,63 @@ CATEGORY_DESCRIPTIONS: Mapping[str, str] = {
 }
 
 
+#: other names an app may give a category (the API takes free text): each points to the
+#: recommended category whose uses fit it. Names that say nothing of the topic ("general",
+#: "personal", "misc") are not here: the memory's words choose then.
+CATEGORY_ALIASES: Mapping[str, str] = {
+    alias: category
+    for category, aliases in {
+        "diet": "food foods eating nutrition dietary cuisine meal meals cooking recipes",
+        "location": "residence hometown city address neighbourhood neighborhood place "
+        "geography where region country home_city home_town current_city",
+        "work": "job jobs career occupation profession professional employment workplace "
+        "business office",
+        "education": "school studies study university college academic academics learning "
+        "degree course courses",
+        "family": "kids children child parents parenting spouse relatives relative "
+        "household_members",
+        "pets": "pet animal animals dog dogs cat cats",
+        "health": "medical medicine medications medication conditions condition wellness "
+        "wellbeing mental_health allergies allergy",
+        "hobbies": "hobby interests interest leisure sport sports music games gaming "
+        "activities pastimes entertainment books reading fitness exercise",
+        "language": "languages linguistic",
+        "travel": "trips trip vacation vacations holidays holiday journeys",
+        "preferences": "likes dislikes taste tastes favorites favourites style",
+        "relationships": "relationship friends friend friendship dating social partner "
+        "romance people",
+        "goals": "goal plans ambitions ambition aspirations aspiration resolutions",
+        "finance": "money finances financial budget budgeting investments investing "
+        "banking savings",
+        "home": "house housing apartment flat property living",
+        "schedule": "routine routines calendar availability timetable appointments",
+        "tech": "technology devices device gadgets software computers computer electronics",
+    }.items()
+    for alias in aliases.split()
+}
+
+
+def recommended_category(name: str) -> str | None:
+    """The recommended category a free-text category stands for ("food" → diet,
+    "work_schedule" → work), or None when its name does not say.
+
+    The first word of a compound name that names a topic decides: "dietary_restrictions"
+    is about diet, "pet_care" about pets.
+    """
+    folded = name.strip().casefold().replace("-", "_").replace(" ", "_")
+    if folded in CATEGORY_USES:
+        return folded
+    if folded in CATEGORY_ALIASES:
+        return CATEGORY_ALIASES[folded]
+    for word in filter(None, folded.split("_")):
+        for form in (word, word.removesuffix("s")):
+            if form in CATEGORY_USES:
+                return form
+            if form in CATEGORY_ALIASES:
+                return CATEGORY_ALIASES[form]
+    return None
+
+
 #: what the extractor and save_memory may give per memory (the rule asks for five to
 #: seven) and how long each may be: every use is indexed as its own vector
 MAX_USES = 7

@@ -17,7 +17,13 @@ import numpy as np
 
 from chatmemory.domain import reach, rules, vectors
 from chatmemory.domain.memory import Memory
-from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, MAX_USES, uses_for
+from chatmemory.domain.uses import (
+    CATEGORY_DESCRIPTIONS,
+    CATEGORY_USES,
+    MAX_USES,
+    recommended_category,
+    uses_for,
+)
 from chatmemory.ports.embedder import Embedder, Vectors
 from chatmemory.ports.memories import MemoryStore
 from chatmemory.ports.vector_index import VectorIndex
@@ -88,11 +94,22 @@ class MemoryIndexer:
         own = tuple(str(use) for use in given) if isinstance(given, list) else ()
         if own and memory.meta.get("uses_from") != USES_FROM_CATEGORY:
             return uses_for(memory.category, own), False
-        category = memory.category
-        if category == rules.DEFAULT_CATEGORY:
-            category = self.guess_category(memory.text) or category
-        uses = uses_for(category)
+        uses = uses_for(self.category_for_uses(memory))
         return uses, bool(uses)
+
+    def category_for_uses(self, memory: Memory) -> str:
+        """The recommended category whose uses a memory without its own borrows.
+
+        The API takes any category name: one it does not recommend ("food", "pet_care",
+        "career") borrows from the recommended one it stands for, and one that says nothing
+        ("general", "misc") from the category its words are nearest to, so a typed memory
+        is never left with no uses at all.
+        """
+        category = memory.category
+        if category in CATEGORY_USES:
+            return category
+        named = None if category == rules.DEFAULT_CATEGORY else recommended_category(category)
+        return named or self.guess_category(memory.text) or category
 
     def guess_category(self, text: str) -> str | None:
         """The recommended category whose description is nearest, if any is near enough."""
