@@ -16,13 +16,18 @@ never looked at to choose):
    make one fit (best, best two, all) and the importance prior — Recall@5 on the single
    user's dev split, at the current bars;
 3. borrowed uses: their weight — Recall@5 on the people set's dev split;
-4. the gate's floor, the threshold and the companion bar together, by the one-standard-
-   error rule: of the settings whose mean dev Recall@5 over the two sets is within one
-   standard error of the best (each set's dev injection at most 0.05), the strictest —
-   highest threshold, then companion bar, then floor. A dev split holds ~90 questions of
-   each kind and only a handful of no-memory ones pass the gate, so its injection cannot
-   tell two low thresholds apart; the strictest setting the dev recall cannot tell from
-   the best is the one that does not overfit that.
+4. the turn's decision: a logistic model over what the gate reads off the message (its
+   resemblance to the personal examples, whether it names the asker's own life, says "my"
+   of anything else, speaks of itself) and the best candidate's match, fitted on every dev
+   question of both sets (needs a memory or not). Its weights become the gate's bonuses
+   and how far a higher gate score lowers the best match's bar (`gate_weight`); its
+   probability bar is the loosest of BAR_CHOICES whose dev injection on each set stays
+   within the cap even one standard error up (injection is what the cap protects, and a
+   dev split holds only ~90 no-memory questions). The threshold stays where it was (the
+   bar at `gate_pivot`, and /v1/recall's floor); the gate's floor is where no match could
+   open the turn, so it only skips searches that could not send anything;
+5. the companion bar by the one-standard-error rule: of the bars whose mean dev Recall@5
+   over the two sets is within one standard error of the best, the strictest.
 Ties in the weights keep the current value. It prints the `RelevanceParams` to put into
 `services/relevance.py` and what they give on each split.
 """
@@ -32,6 +37,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import itertools
+import math
 import statistics
 import sys
 import tempfile
@@ -39,6 +45,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "shared"))
@@ -49,6 +57,7 @@ from retrieval import Labelled, prepare, seed  # noqa: E402
 
 from chatmemory.adapters.clock import SystemClock  # noqa: E402
 from chatmemory.config import Container, Settings, use_container  # noqa: E402
+from chatmemory.domain.personal_context import GateReading  # noqa: E402
 from chatmemory.services.relevance import Candidate, RelevanceModel, RelevanceParams  # noqa: E402
 
 INJECTION_CAP = 0.05
@@ -57,9 +66,10 @@ TOP_TWO = (0.0, 0.25, 0.5)
 ALL_USES = (0.0, 0.15, 0.3)
 IMPORTANCE = (0.1, 0.2, 0.3)
 BORROWED = (0.1, 0.3, 0.5, 0.7, 0.9)
-FLOORS = (0.02, 0.03, 0.04, 0.05, 0.06)
-THRESHOLDS = (0.26, 0.28, 0.30, 0.32, 0.35, 0.38)
-GAPS = (0.0, 0.02, 0.04, 0.06, 0.08)
+BAR_CHOICES = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
+COMPANIONS = (0.22, 0.24, 0.26, 0.28, 0.30, 0.32)
+#: no match exceeds this: words and uses are cosines (≤ 1), importance adds ≤ 0.2·10/10
+MATCH_CEILING = 1.0 + 0.2
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,7 +79,7 @@ class Question:
     set: str
     split: str
     needs: tuple[str, ...]  # empty: needs no memory
-    gate: float
+    reading: GateReading
     candidates: tuple[Candidate, ...]
 
 
@@ -79,16 +89,24 @@ def collect(container: Container) -> list[Question]:
     lena = Labelled.load(with_hints=True)
     ids = seed(container, prepare(container, lena), users=1)
     for query in lena.queries:
-        gate, candidates = container.retriever.parts("bench-user-0", query["text"])
         needs = tuple(ids[label] for label in query["needs"])
-        questions.append(Question("one user", query["split"], needs, gate, tuple(candidates)))
+        questions.append(_question(container, "one user", "bench-user-0", query, needs))
     data = people.load()
     people_ids = people.seed(container, data["memories"])
     for query in data["queries"]:
-        gate, candidates = container.retriever.parts(people.user_id(query["user"]), query["text"])
         needs = tuple(people_ids[label] for label in query["needs"])
-        questions.append(Question("people", query["split"], needs, gate, tuple(candidates)))
+        user = people.user_id(query["user"])
+        questions.append(_question(container, "people", user, query, needs))
     return questions
+
+
+def _question(
+    container: Container, name: str, user: str, query: dict[str, Any], needs: tuple[str, ...]
+) -> Question:
+    _, candidates = container.retriever.parts(user, query["text"])
+    vector = container.embedder.embed([query["text"]])[0]
+    reading = container.retriever.relevance.reading(query["text"], vector)
+    return Question(name, query["split"], needs, reading, tuple(candidates))
 
 
 def quality(
@@ -98,9 +116,10 @@ def quality(
     recalls, injected = [], []
     for question in questions:
         sent: tuple[str, ...] = ()
-        if bars.gate_floor is None or question.gate >= bars.gate_floor:
+        gate = model.gate_score(question.reading)
+        if bars.gate_floor is None or gate >= bars.gate_floor:
             matches = {c.memory_id: model.match(c) for c in question.candidates}
-            sent = cut(matches, threshold=bars.threshold, companion=bars.companion)
+            sent = cut(matches, threshold=bars.best_bar(gate), companion=bars.companion)
         if question.needs:
             recalls.append(sum(m in sent for m in question.needs) / len(question.needs))
         else:
@@ -180,23 +199,102 @@ def calibrate(embedder: Any, questions: Sequence[Question], start: RelevancePara
         capped(people_dev),
     )
 
-    def both(params: RelevanceParams) -> float | None:
-        scores = [capped(group)(params) for group in (lena_dev, people_dev)]
-        return None if None in scores else statistics.fmean(s for s in scores if s is not None)
+    dev = [*lena_dev, *people_dev]
+    model = RelevanceModel(embedder, borrowed)
+    fitted = fit_turn(
+        [q.reading for q in dev],
+        [max((model.match(c) for c in q.candidates), default=0.0) for q in dev],
+        [bool(q.needs) for q in dev],
+    )
 
-    options = [
-        dataclasses.replace(
-            borrowed, gate_floor=floor, threshold=threshold, companion_threshold=threshold - gap
-        )
-        for floor, threshold, gap in itertools.product(FLOORS, THRESHOLDS, GAPS)
+    def injection_held(params: RelevanceParams) -> bool:
+        for group in (lena_dev, people_dev):
+            _, injection = on(params, group)
+            no_memory = sum(1 for q in group if not q.needs)
+            if injection + (injection * (1 - injection) / no_memory) ** 0.5 > INJECTION_CAP:
+                return False
+        return True
+
+    held = [
+        chosen
+        for bar in BAR_CHOICES
+        if injection_held(chosen := turn_params(borrowed, fitted, bar))
     ]
-    needing = sum(1 for q in (*lena_dev, *people_dev) if q.needs)
+    if not held:
+        raise SystemExit("no probability bar keeps dev injection within the cap")
+    turned = held[0]  # the loosest
+
+    def both(params: RelevanceParams) -> float | None:
+        return statistics.fmean(capped(group)(params) or 0.0 for group in (lena_dev, people_dev))
+
+    options = [dataclasses.replace(turned, companion_threshold=bar) for bar in COMPANIONS]
+    needing = sum(1 for q in dev if q.needs)
     bars = strictest_within_one_error(options, both, questions=needing)
     return bars, {
         (name, split): on(bars, subset(name, split))
         for name in ("one user", "people")
         for split in ("dev", "test")
     }
+
+
+@dataclass(frozen=True, slots=True)
+class TurnFit:
+    """The fitted log-odds that a turn needs a memory: intercept + weights · features."""
+
+    intercept: float
+    resemblance: float
+    own_life: float
+    own_things: float
+    self_reference: float
+    best_match: float
+
+
+def turn_features(reading: GateReading, best: float) -> list[float]:
+    own_things = reading.own_things and not reading.own_life
+    return [
+        reading.resemblance,
+        float(reading.own_life),
+        float(own_things),
+        float(reading.self_reference),
+        best,
+    ]
+
+
+def fit_turn(
+    readings: Sequence[GateReading], best: Sequence[float], needed: Sequence[bool]
+) -> TurnFit:
+    """Logistic regression (Newton's method, a little L2 on standardised features)."""
+    x = np.array([turn_features(r, b) for r, b in zip(readings, best, strict=True)])
+    y = np.array(needed, dtype=float)
+    mean, spread = x.mean(axis=0), x.std(axis=0) + 1e-9
+    z = np.c_[np.ones(len(x)), (x - mean) / spread]
+    ridge = np.diag([0.0, *[1e-2] * x.shape[1]])
+    w = np.zeros(z.shape[1])
+    for _ in range(50):
+        p = 1.0 / (1.0 + np.exp(-z @ w))
+        gradient = z.T @ (p - y) + ridge @ w
+        hessian = z.T @ (z * (p * (1 - p))[:, None]) + ridge
+        w -= np.linalg.solve(hessian, gradient)
+    raw = w[1:] / spread
+    return TurnFit(float(w[0] - (mean * raw).sum()), *(float(v) for v in raw))
+
+
+def turn_params(params: RelevanceParams, fit: TurnFit, probability: float) -> RelevanceParams:
+    """The params whose bars open a turn exactly where the fit's probability reaches
+    `probability`: best + gate_weight · gate ≥ the fit's bar, with the gate's bonuses the
+    fit's weights in units of resemblance; the threshold kept as the bar at `gate_pivot`."""
+    weight = fit.resemblance / fit.best_match
+    bar = (math.log(probability / (1 - probability)) - fit.intercept) / fit.best_match
+    pivot = (bar - params.threshold) / weight
+    return dataclasses.replace(
+        params,
+        self_reference_bonus=round(fit.self_reference / fit.resemblance, 4),
+        own_life_bonus=round(fit.own_life / fit.resemblance, 4),
+        own_things_bonus=round(fit.own_things / fit.resemblance, 4),
+        gate_weight=round(weight, 4),
+        gate_pivot=round(pivot, 4),
+        gate_floor=round(pivot - (MATCH_CEILING - params.threshold) / weight, 4),
+    )
 
 
 def arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:

@@ -16,6 +16,7 @@ Each needs-memory question lands in exactly one outcome:
 
 from __future__ import annotations
 
+import dataclasses
 import statistics
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -41,24 +42,37 @@ STOOD = (STOOD_GATE, STOOD_NOT_CANDIDATE, STOOD_BELOW, STOOD_OUTRANKED)
 @dataclass(frozen=True, slots=True)
 class Bars:
     """The cut's settings: the gate's floor (None: no gate), the bar the best candidate
-    must reach, and the lower one its companions must reach."""
+    must reach (at a gate score of `gate_pivot`; `gate_weight` lower per unit of gate score
+    above it), and the one its companions must reach."""
 
     threshold: float
     gate_floor: float | None
     companion: float | None = None
+    gate_weight: float = 0.0
+    gate_pivot: float = 0.0
 
     @classmethod
     def of(cls, params: Any) -> Bars:
         """The bars of a `RelevanceParams`."""
-        return cls(params.threshold, params.gate_floor, params.companion_threshold)
+        return cls(
+            params.threshold,
+            params.gate_floor,
+            params.companion_threshold,
+            params.gate_weight,
+            params.gate_pivot,
+        )
+
+    def best_bar(self, gate: float) -> float:
+        """The bar a turn's best candidate must reach at this gate score."""
+        return self.threshold - self.gate_weight * (gate - self.gate_pivot)
 
     def moved(self, *, threshold: float | None = None, gate_floor: float | None = None) -> Bars:
         """These bars with the threshold moved (the companion bar keeps its distance) or
         the gate's floor moved."""
         if threshold is None:
-            return Bars(self.threshold, gate_floor, self.companion)
+            return dataclasses.replace(self, gate_floor=gate_floor)
         companion = None if self.companion is None else self.companion - self.threshold + threshold
-        return Bars(threshold, self.gate_floor, companion)
+        return dataclasses.replace(self, threshold=threshold, companion=companion)
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,20 +106,23 @@ def cut(
     companion: float | None = None,
     limit: int = TURN_LIMIT,
 ) -> tuple[str, ...]:
-    """The turn's cut: nothing unless the best candidate reaches the threshold; then the
-    best `limit` at or above the companion bar (the threshold when there is none)."""
+    """The turn's cut: nothing unless the best candidate reaches the threshold (the turn's
+    bar); then it and the next best, up to `limit`, at or above the companion bar (the
+    threshold when there is none)."""
     ranked = sorted(matches.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     if not ranked or ranked[0][1] < threshold:
         return ()
-    bar = threshold if companion is None else min(companion, threshold)
-    return tuple(memory_id for memory_id, score in ranked if score >= bar)
+    bar = threshold if companion is None else companion
+    return (ranked[0][0], *(memory_id for memory_id, score in ranked[1:] if score >= bar))
 
 
 def turn(
     query_id: str, needed: Sequence[str], gate: float, matches: Mapping[str, float], bars: Bars
 ) -> Turn:
     gate_open = bars.gate_floor is None or gate >= bars.gate_floor
-    sent = cut(matches, threshold=bars.threshold, companion=bars.companion) if gate_open else ()
+    sent = (
+        cut(matches, threshold=bars.best_bar(gate), companion=bars.companion) if gate_open else ()
+    )
     return Turn(query_id, tuple(needed), gate_open, sent)
 
 

@@ -72,9 +72,8 @@ def titan(monkeypatch: pytest.MonkeyPatch, aws_env: None) -> Iterator[TitanAnswe
         "ALL_USES": (0.0,),
         "IMPORTANCE": (0.2,),
         "BORROWED": (0.7,),
-        "FLOORS": (0.04,),
-        "THRESHOLDS": (0.35, 0.99),
-        "GAPS": (0.04,),
+        "BAR_CHOICES": (0.5, 0.99),
+        "COMPANIONS": (0.28,),
     }.items():
         monkeypatch.setattr(calibrate, name, values)
     yield answers

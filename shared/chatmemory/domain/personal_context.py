@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 PERSONAL_REQUESTS: tuple[str, ...] = (
     "what should I cook for dinner tonight",
@@ -145,10 +146,53 @@ def _life_noun(word: str) -> bool:
     return False
 
 
+def names_own_things(text: str) -> bool:
+    """Whether the message says "my" or "our" of anything ("my bibliography file", "our
+    warehouse's dialect"): weaker than naming one's own life, since it also covers what
+    is pasted into the message ("my regex"), so it weighs less."""
+    return bool(_ANY_POSSESSIVE.search(text))
+
+
+_ANY_POSSESSIVE = re.compile(r"\b(?:my|our)\s+[\w'-]+", re.IGNORECASE)
+
+
 def nearest_mean(similarities: Sequence[float], k: int = _NEAREST) -> float:
     """Mean of the k highest similarities: robust to one odd example."""
     ranked = sorted(similarities, reverse=True)[:k]
     return sum(ranked) / len(ranked) if ranked else 0.0
+
+
+@dataclass(frozen=True, slots=True)
+class GateReading:
+    """What the gate reads off one message: how much nearer the personal examples are than
+    the impersonal ones, and how the message speaks of its asker."""
+
+    resemblance: float
+    own_life: bool
+    own_things: bool
+    self_reference: bool
+
+    def score(
+        self, *, self_reference_bonus: float, own_life_bonus: float, own_things_bonus: float
+    ) -> float:
+        """The gate's score: the resemblance lifted by each way of speaking of oneself
+        (naming one's own life counts instead of merely saying "my")."""
+        lift = self_reference_bonus if self.self_reference else 0.0
+        if self.own_life:
+            lift += own_life_bonus
+        elif self.own_things:
+            lift += own_things_bonus
+        return self.resemblance + lift
+
+
+def read_message(personal: Sequence[float], impersonal: Sequence[float], text: str) -> GateReading:
+    """`personal` / `impersonal` are the message's similarities to each set of examples."""
+    return GateReading(
+        resemblance=nearest_mean(personal) - nearest_mean(impersonal),
+        own_life=names_own_life(text),
+        own_things=names_own_things(text),
+        self_reference=speaks_of_self(text),
+    )
 
 
 def personal_context_score(
@@ -157,12 +201,16 @@ def personal_context_score(
     text: str,
     *,
     self_reference_bonus: float,
+    own_life_bonus: float = OWN_LIFE_BONUS,
+    own_things_bonus: float = 0.0,
 ) -> float:
-    """How much more this message resembles a personal request than an impersonal one.
+    """How much more this message resembles a personal request than an impersonal one,
+    lifted by how it speaks of its asker.
 
     `personal` / `impersonal` are the message's similarities to each set of examples.
     """
-    score = nearest_mean(personal) - nearest_mean(impersonal)
-    if names_own_life(text):
-        return score + OWN_LIFE_BONUS
-    return score + (self_reference_bonus if speaks_of_self(text) else 0.0)
+    return read_message(personal, impersonal, text).score(
+        self_reference_bonus=self_reference_bonus,
+        own_life_bonus=own_life_bonus,
+        own_things_bonus=own_things_bonus,
+    )

@@ -117,7 +117,7 @@ class Retriever:
         )
         return RecallTrace(
             gate=gate,
-            gate_open=self._relevance.needs_memory(message, query),
+            gate_open=self._relevance.gate_open(gate),
             matches={c.memory_id: self._relevance.match(c) for c in candidates},
             sent=tuple(item.memory.memory_id for item in recalled),
             reranked=reranked,
@@ -134,12 +134,13 @@ class Retriever:
     ) -> tuple[list[Recalled], bool]:
         if query is None:
             query = self._embedder.embed([message])[0]
-        if not self._relevance.needs_memory(message, query):
+        gate = self._relevance.personal_context(message, query)
+        if not self._relevance.gate_open(gate):
             return [], False
         if candidates is None:
             candidates = self._candidates(user_id, query, persona)
-        scored = self._relevance.score(message, query, candidates)
-        qualified = self._qualified(scored)
+        scored = {c.memory_id: self._relevance.match(c) for c in candidates}
+        qualified = self._qualified(scored, gate)
         # The store has the last word: only rows it still shows may enter a prompt. Read
         # the best few; if some vanished meanwhile, the next ones take their places.
         wanted = RERANK_POOL if self._reranker is not None else self._limit
@@ -170,17 +171,19 @@ class Retriever:
                 return reranked[: self._limit], True
         return ordered[: self._limit], False
 
-    def _qualified(self, scored: dict[str, float]) -> list[Scored]:
-        """Best first: nothing unless the best clears the threshold; then every one that
-        clears the companion bar."""
+    def _qualified(self, scored: dict[str, float], gate: float) -> list[Scored]:
+        """Best first: nothing unless the best clears this turn's bar (set by its gate
+        score); then every other one that clears the companion bar."""
+        bar = self._relevance.best_bar(gate)
+        companion = self._relevance.companion_threshold
         ranked = select_for_turn(
             [Scored(memory_id, score) for memory_id, score in scored.items()],
-            threshold=self._relevance.companion_threshold,
+            threshold=min(bar, companion),
             limit=len(scored),
         )
-        if not ranked or ranked[0].score < self._relevance.threshold:
+        if not ranked or ranked[0].score < bar:
             return []
-        return ranked
+        return [ranked[0], *(c for c in ranked[1:] if c.score >= companion)]
 
     def _reranked(self, message: str, ordered: list[Recalled]) -> list[Recalled] | None:
         """The reranker's order of the memories that qualified, or None to keep ours (it
@@ -207,7 +210,8 @@ class Retriever:
         past). Nothing is reinforced: reading the past is not a use.
         """
         query = self._embedder.embed([message])[0]
-        if not self._relevance.needs_memory(message, query):
+        gate = self._relevance.personal_context(message, query)
+        if not self._relevance.gate_open(gate):
             return []
         then: dict[str, Memory] = {}
         everything = MemoryQuery(status=None, persona=persona)
@@ -218,7 +222,9 @@ class Retriever:
             if not stood.is_expired(at) and fading.in_use(stood, at):
                 then[memory.memory_id] = stood
         candidates = [candidate_from_row(memory, query) for memory in then.values()]
-        qualified = self._qualified(self._relevance.score(message, query, candidates))
+        qualified = self._qualified(
+            {c.memory_id: self._relevance.match(c) for c in candidates}, gate
+        )
         weighed = fading.weighted([(then[c.memory_id], c.score) for c in qualified], at)
         return [Recalled(memory, score) for memory, score in weighed[: self._limit]]
 
