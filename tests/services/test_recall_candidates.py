@@ -15,7 +15,7 @@ from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.opensearch_index import OpenSearchIndex
 from chatmemory.domain import fading
-from chatmemory.domain.uses import CATEGORY_USES
+from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, CATEGORY_USES
 from chatmemory.ports.embedder import Embedder, Vectors
 from chatmemory.ports.stores import Stores
 from chatmemory.services.indexing import MemoryIndexer
@@ -30,6 +30,9 @@ QUESTION = "what should I bring to the potluck?"
 NEEDED = "Bakes sourdough every weekend."
 NEEDED_CATEGORY = "hobbies"  # its uses come from this category's table
 LUCKY = 60  # more memories with one phrase nearer the question than anything the needed one has
+#: the category the lucky ones' words are nearest to, whose uses they borrow after their own
+#: (it must not be the needed one's, whose uses fit the question)
+LUCKY_ALSO = "diet"
 
 
 class Directions(Embedder):
@@ -51,7 +54,7 @@ class Directions(Embedder):
             return _at(0.45, axis=2)
         if text in self._needed_uses:
             return _at(0.55, axis=3)
-        if text.startswith("Lucky fact"):
+        if text.startswith("Lucky fact") or text == CATEGORY_DESCRIPTIONS[LUCKY_ALSO]:
             return _at(0.60, axis=4)  # nearer than any vector of the needed memory...
         return _at(0.0, axis=5)  # ...but its uses say nothing about the question
 

@@ -97,18 +97,19 @@ def test_facts_typed_under_the_apps_own_category_names_are_recalled_as_the_recom
     wired = wire(stores, clock, minilm)
     wired.remember(
         ("Is lactose intolerant.", "food"),
-        ("Has a border collie called Bran.", "pet_care"),
+        ("Keeps two guinea pigs, Pip and Squeak.", "small_animals"),
         ("Is training for a half marathon in May.", "general"),
         *OTHERS,
     )
 
     # When she asks what each one bears on, in words none of them use
     dinner = wired.recalled("any quick dinner ideas for two tonight?")
-    walks = wired.recalled("how often does mine need brushing and a trip to the groomer?")
+    treats = wired.recalled("which vegetables can the little rodents have as a treat?")
 
     # Then each is found by what it is for, as if it had been typed as diet or pets
+    # ("small_animals" stands for pets by its second word)
     assert "Is lactose intolerant." in dinner
-    assert "Has a border collie called Bran." in walks
+    assert "Keeps two guinea pigs, Pip and Squeak." in treats
 
 
 def test_a_general_question_on_a_remembered_topic_recalls_nothing(

@@ -24,6 +24,7 @@ from chatmemory.domain.uses import CATEGORY_USES, recommended_category
         ("devices", "tech"),
         ("trips", "travel"),
         ("Hobby", "hobbies"),
+        ("small_animals", "pets"),
     ],
 )
 def test_a_name_the_api_does_not_recommend_finds_the_one_it_stands_for(

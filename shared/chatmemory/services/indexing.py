@@ -13,8 +13,6 @@ import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
 from chatmemory.domain import reach, rules, vectors
 from chatmemory.domain.memory import Memory
 from chatmemory.domain.uses import (
@@ -43,7 +41,7 @@ class MemoryIndexer:
     ) -> None:
         self._embedder_of = embedder if callable(embedder) else lambda: embedder
         self._index_of = index if callable(index) else lambda: index
-        self._category_vectors: Vectors | None = None
+        self._category_vectors: tuple[Vectors, dict[str, Vectors]] | None = None
 
     @property
     def embedder(self) -> Embedder:
@@ -89,42 +87,61 @@ class MemoryIndexer:
         return max(0, min(MAX_USES, fitting))
 
     def uses_of(self, memory: Memory) -> tuple[tuple[str, ...], bool]:
-        """The memory's uses, and whether they were borrowed from its category."""
+        """The memory's uses, and whether they were borrowed.
+
+        A memory without uses of its own borrows its category's, then, up to the row's
+        budget, those of the other category its words are nearest to: one category's
+        requests are a coarse guess at what a fact is for ("Is lactose intolerant." filed
+        under health is also asked about by "what should I cook?"), two cover more of it.
+        """
         given = memory.meta.get("uses")
         own = tuple(str(use) for use in given) if isinstance(given, list) else ()
         if own and memory.meta.get("uses_from") != USES_FROM_CATEGORY:
             return uses_for(memory.category, own), False
-        uses = uses_for(self.category_for_uses(memory))
-        return uses, bool(uses)
+        nearest = self.nearest_categories(memory.text)
+        first = self.category_for_uses(memory, nearest)
+        uses = list(uses_for(first))
+        second = next((name for name in nearest if name != first), None)
+        if uses and second is not None:
+            uses += [use for use in CATEGORY_USES[second] if use not in uses]
+        return tuple(uses[:MAX_USES]), bool(uses)
 
-    def category_for_uses(self, memory: Memory) -> str:
-        """The recommended category whose uses a memory without its own borrows.
+    def category_for_uses(self, memory: Memory, nearest: Sequence[str] = ()) -> str:
+        """The recommended category whose uses a memory without its own borrows first.
 
         The API takes any category name: one it does not recommend ("food", "pet_care",
         "career") borrows from the recommended one it stands for, and one that says nothing
-        ("general", "misc") from the category its words are nearest to, so a typed memory
-        is never left with no uses at all.
+        ("general", "misc") from the category its words are nearest to (`nearest`, best
+        first), so a typed memory is never left with no uses at all.
         """
         category = memory.category
         if category in CATEGORY_USES:
             return category
         named = None if category == rules.DEFAULT_CATEGORY else recommended_category(category)
-        return named or self.guess_category(memory.text) or category
+        return named or next(iter(nearest), None) or category
 
-    def guess_category(self, text: str) -> str | None:
-        """The recommended category whose description is nearest, if any is near enough."""
+    def nearest_categories(self, text: str) -> list[str]:
+        """The recommended categories, nearest to these words first: by the description of
+        each and by how well its uses fit them. Empty if the embedder fails."""
         try:
-            names = list(CATEGORY_DESCRIPTIONS)
-            if self._category_vectors is None:
-                self._category_vectors = self.embedder.embed(
-                    [CATEGORY_DESCRIPTIONS[name] for name in names]
-                )
-            scores = self._category_vectors @ self.embedder.embed([text])[0]
+            descriptions, uses = self._category_vectors_of()
+            query = self.embedder.embed([text])[0]
         except Exception as exc:
             log.warning("category guess failed", extra={"error_type": type(exc).__name__})
-            return None
-        best = int(np.argmax(scores))
-        return names[best] if float(scores[best]) >= _CATEGORY_FLOOR else None
+            return []
+        scores = {
+            name: float(descriptions[i] @ query) + float((uses[name] @ query).mean())
+            for i, name in enumerate(CATEGORY_DESCRIPTIONS)
+        }
+        return sorted(scores, key=lambda name: -scores[name])
+
+    def _category_vectors_of(self) -> tuple[Vectors, dict[str, Vectors]]:
+        if self._category_vectors is None:
+            names = list(CATEGORY_DESCRIPTIONS)
+            descriptions = self.embedder.embed([CATEGORY_DESCRIPTIONS[name] for name in names])
+            uses = {name: self.embedder.embed(list(CATEGORY_USES[name])) for name in names}
+            self._category_vectors = (descriptions, uses)
+        return self._category_vectors
 
     def replaced_of(self, memories: MemoryStore, memory: Memory) -> Memory | None:
         """The version `memory` replaced, while it is still kept to be reached through it:
@@ -150,8 +167,6 @@ class MemoryIndexer:
             log.warning("index removal failed", extra={"error_type": type(exc).__name__})
 
 
-# Below this cosine a description is no better than a guess (MiniLM scale).
-_CATEGORY_FLOOR = 0.15
 # Vectors per row: keys, ids, timestamps, the text and its uses' words take ~900 bytes of
 # a DynamoDB item, so ~1.8 KB of vectors keeps a row near 2.7 KB (bench/storage.py). With
 # MiniLM that is the text plus seven uses at 4 bits (from two at 8 bits: test Recall@5
