@@ -430,10 +430,12 @@ class Container:
     def warm_up(self) -> None:
         """Build everything a first request would, now: the store, the embedding model (and
         its ONNX export, once per cache folder) with a first forward pass, the recall gate's
-        examples and the chat model. The local server reports ready only after this."""
+        examples, the categories a typed memory borrows uses from, and the chat model. The
+        local server reports ready only after this."""
         _ = self.stores
         self.embedder.embed(["warming up"])
         self.relevance.warm_up()
+        self.indexer.warm_up()
         _ = (self.context, self.memories, self.chat, self.notices, self.memory_settings)
 
     def _build_embedder(self) -> Embedder:

@@ -135,6 +135,11 @@ class MemoryIndexer:
         }
         return sorted(scores, key=lambda name: -scores[name])
 
+    def warm_up(self) -> None:
+        """Embed the categories' descriptions and uses now (80 short texts, once per
+        process), so the first memory typed after a start does not wait for them."""
+        self._category_vectors_of()
+
     def _category_vectors_of(self) -> tuple[Vectors, dict[str, Vectors]]:
         if self._category_vectors is None:
             names = list(CATEGORY_DESCRIPTIONS)
