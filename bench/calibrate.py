@@ -23,7 +23,9 @@ never looked at to choose):
    and how far a higher gate score lowers the best match's bar (`gate_weight`); its
    probability bar is the loosest of BAR_CHOICES whose dev injection on each set stays
    within the cap even one standard error up (injection is what the cap protects, and a
-   dev split holds only ~90 no-memory questions). The threshold stays where it was (the
+   dev split holds only ~90 no-memory questions), each question judged by a model fitted
+   on the other four fifths of the dev questions (judged by the model it helped fit, the
+   loosest bar's injection reads low). The threshold stays where it was (the
    bar at `gate_pivot`, and /v1/recall's floor); the gate's floor is where no match could
    open the turn, so it only skips searches that could not send anything;
 5. the companion bar by the one-standard-error rule: of the bars whose mean dev Recall@5
@@ -66,6 +68,8 @@ TOP_TWO = (0.0, 0.25, 0.5)
 ALL_USES = (0.0, 0.15, 0.3)
 IMPORTANCE = (0.1, 0.2, 0.3)
 BORROWED = (0.1, 0.3, 0.5, 0.7, 0.9)
+#: folds of the dev questions over which a probability bar's injection is judged
+FOLDS = 5
 BAR_CHOICES = (0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75, 0.8)
 COMPANIONS = (0.22, 0.24, 0.26, 0.28, 0.30, 0.32)
 #: no match exceeds this: words and uses are cosines (≤ 1), importance adds ≤ 0.2·10/10
@@ -201,28 +205,37 @@ def calibrate(embedder: Any, questions: Sequence[Question], start: RelevancePara
 
     dev = [*lena_dev, *people_dev]
     model = RelevanceModel(embedder, borrowed)
-    fitted = fit_turn(
-        [q.reading for q in dev],
-        [max((model.match(c) for c in q.candidates), default=0.0) for q in dev],
-        [bool(q.needs) for q in dev],
-    )
+    best_match = [max((model.match(c) for c in q.candidates), default=0.0) for q in dev]
+    fitted = fit_turn([q.reading for q in dev], best_match, [bool(q.needs) for q in dev])
 
-    def injection_held(params: RelevanceParams) -> bool:
-        for group in (lena_dev, people_dev):
-            _, injection = on(params, group)
-            no_memory = sum(1 for q in group if not q.needs)
-            if injection + (injection * (1 - injection) / no_memory) ** 0.5 > INJECTION_CAP:
+    def injection_held(bar: float) -> bool:
+        """Whether each set's dev injection, every question judged by a model fitted
+        without its fold, stays within the cap one standard error up."""
+        opened: dict[str, list[bool]] = {"one user": [], "people": []}
+        for fold in range(FOLDS):
+            train = [i for i in range(len(dev)) if i % FOLDS != fold]
+            fit = fit_turn(
+                [dev[i].reading for i in train],
+                [best_match[i] for i in train],
+                [bool(dev[i].needs) for i in train],
+            )
+            judge = RelevanceModel(embedder, turn_params(borrowed, fit, bar))
+            for i in range(fold, len(dev), FOLDS):
+                if not dev[i].needs:
+                    gate = judge.gate_score(dev[i].reading)
+                    opened[dev[i].set].append(
+                        judge.gate_open(gate) and best_match[i] >= judge.best_bar(gate)
+                    )
+        for answers in opened.values():
+            injection = statistics.fmean(answers)
+            if injection + (injection * (1 - injection) / len(answers)) ** 0.5 > INJECTION_CAP:
                 return False
         return True
 
-    held = [
-        chosen
-        for bar in BAR_CHOICES
-        if injection_held(chosen := turn_params(borrowed, fitted, bar))
-    ]
+    held = [bar for bar in BAR_CHOICES if injection_held(bar)]
     if not held:
         raise SystemExit("no probability bar keeps dev injection within the cap")
-    turned = held[0]  # the loosest
+    turned = turn_params(borrowed, fitted, held[0])  # the loosest
 
     def both(params: RelevanceParams) -> float | None:
         return statistics.fmean(capped(group)(params) or 0.0 for group in (lena_dev, people_dev))

@@ -104,7 +104,7 @@ def test_facts_typed_under_the_apps_own_category_names_are_recalled_as_the_recom
 
     # When she asks what each one bears on, in words none of them use
     dinner = wired.recalled("any quick dinner ideas for two tonight?")
-    treats = wired.recalled("which vegetables can the little rodents have as a treat?")
+    treats = wired.recalled("which vegetables can I give mine as a treat?")
 
     # Then each is found by what it is for, as if it had been typed as diet or pets
     # ("small_animals" stands for pets by its second word)
