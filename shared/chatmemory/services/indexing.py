@@ -13,6 +13,8 @@ import dataclasses
 import logging
 from collections.abc import Callable, Sequence
 
+import numpy as np
+
 from chatmemory.domain import reach, rules, vectors
 from chatmemory.domain.memory import Memory
 from chatmemory.domain.uses import (
@@ -61,12 +63,14 @@ class MemoryIndexer:
         (`services/reindex.py`; a room's rows by the read path), so a failing embedder
         never blocks remembering something.
         """
-        uses, borrowed = self.uses_of(memory)
         kept = reach.words_to_keep(memory, replaced) if self.max_uses else None
         meta = {key: value for key, value in memory.meta.items() if key != reach.REACH}
         try:
-            texts = [memory.text, *([kept] if kept else []), *uses][: 1 + self.max_uses]
-            embedding = vectors.pack_rows(self.embedder.embed(texts), compact_after=1)
+            said = self.embedder.embed([memory.text])
+            uses, borrowed = self.uses_of(memory, said[0])
+            others = [*([kept] if kept else []), *uses][: self.max_uses]
+            rows = np.vstack([said, self.embedder.embed(others)]) if others else said
+            embedding = vectors.pack_rows(rows, compact_after=1)
         except Exception as exc:  # degrade: store the memory, embed it on a later read
             log.warning("embedding failed on write", extra={"error_type": type(exc).__name__})
             return memory
@@ -86,19 +90,20 @@ class MemoryIndexer:
         fitting = room // vectors.packed_size(dimensions, bits=4)
         return max(0, min(MAX_USES, fitting))
 
-    def uses_of(self, memory: Memory) -> tuple[tuple[str, ...], bool]:
+    def uses_of(self, memory: Memory, said: Vectors) -> tuple[tuple[str, ...], bool]:
         """The memory's uses, and whether they were borrowed.
 
         A memory without uses of its own borrows its category's, then, up to the row's
         budget, those of the other category its words are nearest to: one category's
         requests are a coarse guess at what a fact is for ("Is lactose intolerant." filed
         under health is also asked about by "what should I cook?"), two cover more of it.
+        `said` is the vector of the memory's words.
         """
         given = memory.meta.get("uses")
         own = tuple(str(use) for use in given) if isinstance(given, list) else ()
         if own and memory.meta.get("uses_from") != USES_FROM_CATEGORY:
             return uses_for(memory.category, own), False
-        nearest = self.nearest_categories(memory.text)
+        nearest = self.nearest_categories(said)
         first = self.category_for_uses(memory, nearest)
         uses = list(uses_for(first))
         second = next((name for name in nearest if name != first), None)
@@ -120,17 +125,16 @@ class MemoryIndexer:
         named = None if category == rules.DEFAULT_CATEGORY else recommended_category(category)
         return named or next(iter(nearest), None) or category
 
-    def nearest_categories(self, text: str) -> list[str]:
-        """The recommended categories, nearest to these words first: by the description of
-        each and by how well its uses fit them. Empty if the embedder fails."""
+    def nearest_categories(self, said: Vectors) -> list[str]:
+        """The recommended categories, nearest to these words' vector first: by the
+        description of each and by how well its uses fit them. Empty if the embedder fails."""
         try:
             descriptions, uses = self._category_vectors_of()
-            query = self.embedder.embed([text])[0]
         except Exception as exc:
             log.warning("category guess failed", extra={"error_type": type(exc).__name__})
             return []
         scores = {
-            name: float(descriptions[i] @ query) + float((uses[name] @ query).mean())
+            name: float(descriptions[i] @ said) + float((uses[name] @ said).mean())
             for i, name in enumerate(CATEGORY_DESCRIPTIONS)
         }
         return sorted(scores, key=lambda name: -scores[name])
