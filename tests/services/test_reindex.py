@@ -97,10 +97,14 @@ def test_vectors_of_another_embedder_size_are_made_again(
     # When the re-index runs with today's embedder
     reindexer(stores).run([ALICE])
 
-    # Then its vectors are today's size and it is recalled; its words and uses unchanged
+    # Then its vectors are today's size and it is recalled; its words unchanged, its uses
+    # still borrowed (typed with no category, today's model chose where from), and the
+    # uses it lists are the ones its vectors hold
     (now,) = stores.memories.iter_memories(ALICE)
     assert now.embedding is not None and vectors.dimensions(now.embedding) == 384
-    assert (now.text, now.meta) == (old.text, old.meta)
+    assert now.text == old.text
+    assert now.meta["uses_from"] == old.meta["uses_from"] == "category"
+    assert len(vectors.unpack_rows(now.embedding)) == 1 + len(now.meta["uses"])
     assert recalled(stores, clock, ALICE, "salmon dinner friday") == [SALMON]
 
 

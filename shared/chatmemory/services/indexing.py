@@ -76,7 +76,8 @@ class MemoryIndexer:
             return memory
         if kept:
             meta[reach.REACH] = reach.REPLACED
-        if uses and "uses" not in meta:
+        # borrowed uses are chosen again on every embedding: list what the vectors hold
+        if uses and (borrowed or "uses" not in meta):
             meta["uses"] = list(uses)
         if borrowed:
             meta["uses_from"] = USES_FROM_CATEGORY
