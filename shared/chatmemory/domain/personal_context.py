@@ -117,6 +117,8 @@ LIFE_NOUNS: frozenset[str] = frozenset(
 # "my place", "our new place", "my weekly game": a life noun within three words of the
 # possessive.
 _POSSESSIVE = re.compile(r"\b(?:my|our)((?:\s+[\w'-]+){1,3})", re.IGNORECASE)
+# "my bibliography file", "our warehouse's dialect": any word after the possessive.
+_ANY_POSSESSIVE = re.compile(r"\b(?:my|our)\s+[\w'-]+", re.IGNORECASE)
 #: what naming one's own life adds to the gate's score: enough to open the gate for any
 #: message the examples do not call plainly impersonal
 OWN_LIFE_BONUS = 0.25
@@ -151,9 +153,6 @@ def names_own_things(text: str) -> bool:
     warehouse's dialect"): weaker than naming one's own life, since it also covers what
     is pasted into the message ("my regex"), so it weighs less."""
     return bool(_ANY_POSSESSIVE.search(text))
-
-
-_ANY_POSSESSIVE = re.compile(r"\b(?:my|our)\s+[\w'-]+", re.IGNORECASE)
 
 
 def nearest_mean(similarities: Sequence[float], k: int = _NEAREST) -> float:
