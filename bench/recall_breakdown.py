@@ -4,7 +4,7 @@ Read by bench/retrieval.py and bench/people.py. Every number here comes from the
 per-question parts as Recall@5 (the gate's score and each candidate's match, from
 `Retriever.trace`), cut the way `Retriever.recall` cuts: nothing when the gate is closed or
 when the best candidate is below the threshold, else the top 5 at or above the companion
-bar. So the breakdown adds up to the Recall@5 it sits next to.
+bar beside the best. So the breakdown adds up to the Recall@5 it sits next to.
 
 Each needs-memory question lands in exactly one outcome:
 - gate closed: the personal-context gate said no, so nothing was recalled at all;
@@ -43,13 +43,15 @@ STOOD = (STOOD_GATE, STOOD_NOT_CANDIDATE, STOOD_BELOW, STOOD_OUTRANKED)
 class Bars:
     """The cut's settings: the gate's floor (None: no gate), the bar the best candidate
     must reach (at a gate score of `gate_pivot`; `gate_weight` lower per unit of gate score
-    above it), and the one its companions must reach."""
+    above it), and the one its companions must reach: `companion`, and `companion_ratio`
+    of the best match."""
 
     threshold: float
     gate_floor: float | None
     companion: float | None = None
     gate_weight: float = 0.0
     gate_pivot: float = 0.0
+    companion_ratio: float = 0.0
 
     @classmethod
     def of(cls, params: Any) -> Bars:
@@ -60,11 +62,28 @@ class Bars:
             params.companion_threshold,
             params.gate_weight,
             params.gate_pivot,
+            params.companion_ratio,
         )
 
     def best_bar(self, gate: float) -> float:
         """The bar a turn's best candidate must reach at this gate score."""
         return self.threshold - self.gate_weight * (gate - self.gate_pivot)
+
+    def companion_bar(self, best: float) -> float:
+        """The bar the others must reach beside a best match of `best`."""
+        floor = self.threshold if self.companion is None else self.companion
+        return max(floor, self.companion_ratio * best)
+
+    def cut(
+        self, matches: Mapping[str, float], *, threshold: float | None = None
+    ) -> tuple[str, ...]:
+        """`cut` at these bars (the best's bar `threshold`, by default the plain one)."""
+        return cut(
+            matches,
+            threshold=self.threshold if threshold is None else threshold,
+            companion=self.companion,
+            ratio=self.companion_ratio,
+        )
 
     def moved(self, *, threshold: float | None = None, gate_floor: float | None = None) -> Bars:
         """These bars with the threshold moved (the companion bar keeps its distance) or
@@ -104,15 +123,16 @@ def cut(
     *,
     threshold: float,
     companion: float | None = None,
+    ratio: float = 0.0,
     limit: int = TURN_LIMIT,
 ) -> tuple[str, ...]:
     """The turn's cut: nothing unless the best candidate reaches the threshold (the turn's
     bar); then it and the next best, up to `limit`, at or above the companion bar (the
-    threshold when there is none)."""
+    threshold when there is none) and at or above `ratio` of the best one's match."""
     ranked = sorted(matches.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
     if not ranked or ranked[0][1] < threshold:
         return ()
-    bar = threshold if companion is None else companion
+    bar = max(threshold if companion is None else companion, ratio * ranked[0][1])
     return (ranked[0][0], *(memory_id for memory_id, score in ranked[1:] if score >= bar))
 
 
@@ -120,9 +140,7 @@ def turn(
     query_id: str, needed: Sequence[str], gate: float, matches: Mapping[str, float], bars: Bars
 ) -> Turn:
     gate_open = bars.gate_floor is None or gate >= bars.gate_floor
-    sent = (
-        cut(matches, threshold=bars.best_bar(gate), companion=bars.companion) if gate_open else ()
-    )
+    sent = bars.cut(matches, threshold=bars.best_bar(gate)) if gate_open else ()
     return Turn(query_id, tuple(needed), gate_open, sent)
 
 
@@ -181,14 +199,10 @@ def where_missed(
             if not t.gate_open:
                 stood[STOOD_GATE] += 1
                 behind_gate += 1
-                would_have += memory_id in cut(
-                    scores, threshold=bars.threshold, companion=bars.companion
-                )
+                would_have += memory_id in bars.cut(scores)
             elif memory_id not in scores:
                 stood[STOOD_NOT_CANDIDATE] += 1
-            elif not t.sent or scores[memory_id] < (
-                bars.threshold if bars.companion is None else bars.companion
-            ):
+            elif not t.sent or scores[memory_id] < bars.companion_bar(max(scores.values())):
                 stood[STOOD_BELOW] += 1
             else:
                 stood[STOOD_OUTRANKED] += 1

@@ -329,6 +329,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         bars = Bars.of(params)
         report["threshold"], report["gate_floor"] = bars.threshold, bars.gate_floor
         report["companion_threshold"] = bars.companion
+        report["companion_ratio"] = bars.companion_ratio
         report["quality"] = {}
         for split in ("dev", "test", "all"):
             recall, injection = quality(judged, data, ids, bars, split=split)

@@ -36,7 +36,7 @@ sys.path.insert(0, str(ROOT / "shared"))
 
 import people  # noqa: E402 - bench/ is on sys.path
 from calibrate import Question, quality  # noqa: E402
-from recall_breakdown import Bars, cut  # noqa: E402
+from recall_breakdown import Bars  # noqa: E402
 from retrieval import Labelled, prepare, seed  # noqa: E402
 
 from chatmemory.adapters.clock import SystemClock  # noqa: E402
@@ -185,10 +185,10 @@ def main() -> None:
         for name in ("one user", "people"):
             for split in ("dev", "test"):
                 group = [q for q in questions if q.set == name and q.split == split]
-                recall, injection = quality(model, group, bars)
+                measured = quality(model, group, bars)
                 print(
                     f"| {encoding.value} | {encoding.bytes_per_dimension} | {name} | {split} "
-                    f"| {recall:.3f} | {injection:.3f} |"
+                    f"| {measured.recall:.3f} | {measured.injection:.3f} |"
                 )
     reference = by_encoding[VectorEncoding.FLOAT32]
     print("\n| encoding | largest cosine change | mean change | questions sent other memories |")
@@ -215,7 +215,7 @@ def _sent(model: RelevanceModel, question: Question, bars: Bars) -> tuple[str, .
     if bars.gate_floor is not None and question.gate < bars.gate_floor:
         return ()
     matches = {c.memory_id: model.match(c) for c in question.candidates}
-    return cut(matches, threshold=bars.threshold, companion=bars.companion)
+    return bars.cut(matches)
 
 
 if __name__ == "__main__":

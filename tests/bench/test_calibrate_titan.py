@@ -74,6 +74,7 @@ def titan(monkeypatch: pytest.MonkeyPatch, aws_env: None) -> Iterator[TitanAnswe
         "BORROWED": (0.7,),
         "BAR_CHOICES": (0.5, 0.99),
         "COMPANIONS": (0.28,),
+        "RATIOS": (0.0, 0.7),
     }.items():
         monkeypatch.setattr(calibrate, name, values)
     yield answers

@@ -54,14 +54,18 @@ class RelevanceParams:
     not searched) and its best candidate reaches the turn's bar: `threshold` at a gate score
     of `gate_pivot`, lower by `gate_weight` for each unit the gate score stands above it and
     higher below — a plainly personal message needs a weaker match than a borderline one.
-    The others join it from `companion_threshold` on (None: `threshold`). Whether a turn gets
-    any memory decides injection; the companions decide whether a question that needs two
-    facts gets both.
+    The others join it from `companion_threshold` on (None: `threshold`) if they also reach
+    `companion_ratio` of the best one's match: how near a memory comes to the best tells
+    whether the question needs it better than its match alone does (a 0.45 beside a 0.50
+    is a second fact; beside a 0.75 it is a weaker guess). Whether a turn gets any memory
+    decides injection; the companions decide whether a question that needs two facts gets
+    both.
     """
 
     threshold: float
     gate_floor: float | None
     companion_threshold: float | None = None
+    companion_ratio: float = 0.0
     self_reference_bonus: float = 0.02
     #: what naming one's own life ("my commute") adds to the gate's score, on top of the
     #: self-reference; and what any other "my"/"our" adds ("my bibliography file")
@@ -82,6 +86,11 @@ class RelevanceParams:
         """The bar a turn's best candidate must reach, at this gate score."""
         return self.threshold - self.gate_weight * (gate - self.gate_pivot)
 
+    def companion_bar(self, best: float) -> float:
+        """The bar the other candidates must reach beside a best match of `best`."""
+        floor = self.threshold if self.companion_threshold is None else self.companion_threshold
+        return max(floor, self.companion_ratio * best)
+
 
 #: MiniLM: chosen by bench/calibrate.py on the dev splits of both sets in bench/data: the
 #: weights of own uses on the single user with extractor-written uses, the weight of
@@ -89,14 +98,15 @@ class RelevanceParams:
 #: decision (the gate's bonuses, how far its score moves the best match's bar, where it
 #: is centred) from a logistic model fitted on both sets' dev questions, its probability
 #: bar (0.55) the loosest whose dev injection, cross-validated over five folds, stays
-#: within 0.05 one standard error up, and the
-#: companion bar the strictest within one standard error of the best recall.
+#: within 0.05 one standard error up; the companions' floor and share of the best match,
+#: of the pairs within one standard error of the best recall, the most precise.
 #: Titan has not been measured here (no AWS account): it starts from MiniLM's values and
 #: is marked so; bench/calibrate.py --embedder titan calibrates it where an account exists.
 _MINILM = RelevanceParams(
     threshold=0.32,
     gate_floor=0.052,
-    companion_threshold=0.32,
+    companion_threshold=0.24,
+    companion_ratio=0.75,
     self_reference_bonus=0.1209,
     own_life_bonus=0.1649,
     own_things_bonus=0.0737,
@@ -158,6 +168,10 @@ class RelevanceModel:
     def best_bar(self, gate: float) -> float:
         """The bar this turn's best candidate must reach (`RelevanceParams.best_bar`)."""
         return self.params.best_bar(gate)
+
+    def companion_bar(self, best: float) -> float:
+        """The bar its companions must reach (`RelevanceParams.companion_bar`)."""
+        return self.params.companion_bar(best)
 
     def warm_up(self) -> None:
         """Embed the gate's examples now (a server does this before it reports ready)."""

@@ -4,8 +4,9 @@ gate (does this message need personal context at all?) → index candidates, plu
 store's fresh writes a lagging index may not show yet → only memories the store still
 shows as active (tombstones, expiry and history are filtered in code, never trusted to
 the index) → relevance → the best memory must clear the threshold; up to four more join
-it at the lower companion bar (a question often needs two facts, and the second reads
-weaker) → their rows, re-read → optionally a reranker reorders the few that qualified.
+it at the lower companion bar, if they come near enough to it (a question often needs two
+facts, and the second reads weaker) → their rows, re-read → optionally a reranker
+reorders the few that qualified.
 """
 
 from __future__ import annotations
@@ -173,16 +174,16 @@ class Retriever:
 
     def _qualified(self, scored: dict[str, float], gate: float) -> list[Scored]:
         """Best first: nothing unless the best clears this turn's bar (set by its gate
-        score); then every other one that clears the companion bar."""
+        score); then every other one that clears the companion bar beside it."""
         bar = self._relevance.best_bar(gate)
-        companion = self._relevance.companion_threshold
         ranked = select_for_turn(
             [Scored(memory_id, score) for memory_id, score in scored.items()],
-            threshold=min(bar, companion),
+            threshold=min(bar, self._relevance.companion_threshold),
             limit=len(scored),
         )
         if not ranked or ranked[0].score < bar:
             return []
+        companion = self._relevance.companion_bar(ranked[0].score)
         return [ranked[0], *(c for c in ranked[1:] if c.score >= companion)]
 
     def _reranked(self, message: str, ordered: list[Recalled]) -> list[Recalled] | None:
