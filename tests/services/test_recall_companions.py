@@ -67,53 +67,39 @@ def _recalled(stores: Stores, clock: ManualClock, cosines: dict[str, float]) -> 
     return [item.memory.text for item in retriever.recall(ALICE, QUESTION)]
 
 
-@pytest.mark.parametrize("stores", ["sqlite"], indirect=True)
-def test_a_second_fact_nearly_as_fitting_as_the_best_joins_it(
-    stores: Stores, clock: ManualClock
-) -> None:
-    # Given two facts that both fit the question well, and one that fits it only a little
-    cosines = {
-        "Her son Owen is allergic to tree nuts.": 0.70,
-        "Has two boys, Owen and Finn.": 0.80,
-        "Bought a blue car last spring.": 0.50,
-    }
+BOYS = "Has two boys, Owen and Finn."
+ALLERGY = "Her son Owen is allergic to tree nuts."
+CAR = "Bought a blue car last spring."
+TOMATOES = "Grows tomatoes on the balcony."
 
-    # When the question is asked
-    recalled = _recalled(stores, clock, cosines)
-
-    # Then both fitting facts are sent, best first, and the weak one is not
-    assert recalled == ["Has two boys, Owen and Finn.", "Her son Owen is allergic to tree nuts."]
-
-
-@pytest.mark.parametrize("stores", ["sqlite"], indirect=True)
-def test_beside_a_weaker_best_match_a_fact_just_as_weak_still_joins(
-    stores: Stores, clock: ManualClock
-) -> None:
-    # Given facts that all fit the question modestly, one a little better than the others
-    cosines = {
-        "Has two boys, Owen and Finn.": 0.50,
-        "Bought a blue car last spring.": 0.40,
-        "Grows tomatoes on the balcony.": 0.30,
-    }
-
-    # When the question is asked
-    recalled = _recalled(stores, clock, cosines)
-
-    # Then the one within the companions' share of the best joins it (0.40 beside 0.50),
-    # and the one further behind stays out though above the floor (0.30 beside 0.50)
-    assert recalled == ["Has two boys, Owen and Finn.", "Bought a blue car last spring."]
+CASES = [
+    # (each fact's cosine to the question, what the turn should send, best first)
+    pytest.param(
+        {ALLERGY: 0.70, BOYS: 0.80, CAR: 0.50},
+        [BOYS, ALLERGY],
+        id="a second fact nearly as fitting as the best joins it; a weak guess does not",
+    ),
+    pytest.param(
+        {BOYS: 0.50, CAR: 0.40, TOMATOES: 0.30},
+        [BOYS, CAR],
+        id="beside a modest best match a fact within its share joins; one further back not",
+    ),
+    pytest.param(
+        {BOYS: 0.31, CAR: 0.23},
+        [BOYS],
+        id="a fact below the companions' floor never joins, however near the best",
+    ),
+]
 
 
 @pytest.mark.parametrize("stores", ["sqlite"], indirect=True)
-def test_a_fact_below_the_companion_floor_never_joins_however_near_the_best(
-    stores: Stores, clock: ManualClock
+@pytest.mark.parametrize(("cosines", "expected"), CASES)
+def test_companions_join_the_best_memory_only_when_near_enough_to_it(
+    stores: Stores, clock: ManualClock, cosines: dict[str, float], expected: list[str]
 ) -> None:
-    # Given a best match that barely clears the bar, and another just behind it but below
-    # the companions' floor
-    cosines = {"Has two boys, Owen and Finn.": 0.31, "Bought a blue car last spring.": 0.23}
-
+    # Given facts at these cosines to the question (the match is the cosine itself)
     # When the question is asked
     recalled = _recalled(stores, clock, cosines)
 
-    # Then only the best is sent
-    assert recalled == ["Has two boys, Owen and Finn."]
+    # Then what is sent is the best one and those near enough to it, above the floor
+    assert recalled == expected
