@@ -23,7 +23,8 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-TURN_LIMIT = 5
+from chatmemory.domain.ranking import TURN_LIMIT, Scored, companion_bar, turn_bar, turn_cut
+
 GATE_CLOSED = "gate closed"
 NOTHING_ABOVE = "nothing above the threshold"
 ONLY_UNRELATED = "only unrelated memories"
@@ -67,12 +68,14 @@ class Bars:
 
     def best_bar(self, gate: float) -> float:
         """The bar a turn's best candidate must reach at this gate score."""
-        return self.threshold - self.gate_weight * (gate - self.gate_pivot)
+        return turn_bar(
+            gate, threshold=self.threshold, weight=self.gate_weight, pivot=self.gate_pivot
+        )
 
     def companion_bar(self, best: float) -> float:
         """The bar the others must reach beside a best match of `best`."""
         floor = self.threshold if self.companion is None else self.companion
-        return max(floor, self.companion_ratio * best)
+        return companion_bar(best, floor=floor, ratio=self.companion_ratio)
 
     def cut(
         self, matches: Mapping[str, float], *, threshold: float | None = None
@@ -129,11 +132,13 @@ def cut(
     """The turn's cut: nothing unless the best candidate reaches the threshold (the turn's
     bar); then it and the next best, up to `limit`, at or above the companion bar (the
     threshold when there is none) and at or above `ratio` of the best one's match."""
-    ranked = sorted(matches.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-    if not ranked or ranked[0][1] < threshold:
-        return ()
-    bar = max(threshold if companion is None else companion, ratio * ranked[0][1])
-    return (ranked[0][0], *(memory_id for memory_id, score in ranked[1:] if score >= bar))
+    qualified = turn_cut(
+        [Scored(memory_id, score) for memory_id, score in matches.items()],
+        best_bar=threshold,
+        companion_floor=threshold if companion is None else companion,
+        ratio=ratio,
+    )
+    return tuple(scored.memory_id for scored in qualified[:limit])
 
 
 def turn(

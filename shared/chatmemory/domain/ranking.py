@@ -29,3 +29,29 @@ def select_for_turn(
     for candidate in qualified:
         best.setdefault(candidate.memory_id, candidate)
     return list(best.values())[:limit]
+
+
+def turn_bar(gate: float, *, threshold: float, weight: float, pivot: float) -> float:
+    """The bar a turn's best candidate must reach at this gate score: `threshold` at
+    `pivot`, lower by `weight` for each unit of gate score above it (higher below)."""
+    return threshold - weight * (gate - pivot)
+
+
+def companion_bar(best: float, *, floor: float, ratio: float) -> float:
+    """The bar the other candidates must reach beside a best match of `best`."""
+    return max(floor, ratio * best)
+
+
+def turn_cut(
+    candidates: Sequence[Scored], *, best_bar: float, companion_floor: float, ratio: float
+) -> list[Scored]:
+    """Best first: nothing unless the best candidate reaches `best_bar`; then every other
+    one at or above its `companion_bar`. Unlimited: rows may vanish before the prompt is
+    built, and the next ones take their places."""
+    ranked = select_for_turn(
+        candidates, threshold=min(best_bar, companion_floor), limit=len(candidates)
+    )
+    if not ranked or ranked[0].score < best_bar:
+        return []
+    bar = companion_bar(ranked[0].score, floor=companion_floor, ratio=ratio)
+    return [ranked[0], *(c for c in ranked[1:] if c.score >= bar)]

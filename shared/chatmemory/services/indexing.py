@@ -149,7 +149,13 @@ class MemoryIndexer:
         if self._category_vectors is None:
             names = list(CATEGORY_DESCRIPTIONS)
             descriptions = self.embedder.embed([CATEGORY_DESCRIPTIONS[name] for name in names])
-            uses = {name: self.embedder.embed(list(CATEGORY_USES[name])) for name in names}
+            phrases = [use for name in names for use in CATEGORY_USES[name]]
+            embedded = self.embedder.embed(phrases)  # one batch, not one per category
+            uses, start = {}, 0
+            for name in names:
+                end = start + len(CATEGORY_USES[name])
+                uses[name] = embedded[start:end]
+                start = end
             self._category_vectors = (descriptions, uses)
         return self._category_vectors
 

@@ -15,7 +15,7 @@ is only reported):
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from chatmemory.domain.personal_context import (
@@ -25,6 +25,7 @@ from chatmemory.domain.personal_context import (
     GateReading,
     read_message,
 )
+from chatmemory.domain.ranking import Scored, turn_bar, turn_cut
 from chatmemory.domain.uses_origin import FROM_CATEGORY
 from chatmemory.ports.embedder import Embedder, Vectors
 
@@ -84,12 +85,9 @@ class RelevanceParams:
 
     def best_bar(self, gate: float) -> float:
         """The bar a turn's best candidate must reach, at this gate score."""
-        return self.threshold - self.gate_weight * (gate - self.gate_pivot)
-
-    def companion_bar(self, best: float) -> float:
-        """The bar the other candidates must reach beside a best match of `best`."""
-        floor = self.threshold if self.companion_threshold is None else self.companion_threshold
-        return max(floor, self.companion_ratio * best)
+        return turn_bar(
+            gate, threshold=self.threshold, weight=self.gate_weight, pivot=self.gate_pivot
+        )
 
 
 #: MiniLM: chosen by bench/calibrate.py on the dev splits of both sets in bench/data: the
@@ -169,9 +167,14 @@ class RelevanceModel:
         """The bar this turn's best candidate must reach (`RelevanceParams.best_bar`)."""
         return self.params.best_bar(gate)
 
-    def companion_bar(self, best: float) -> float:
-        """The bar its companions must reach (`RelevanceParams.companion_bar`)."""
-        return self.params.companion_bar(best)
+    def cut(self, scored: Mapping[str, float], gate: float) -> list[Scored]:
+        """What qualifies for this turn, best first (`domain.ranking.turn_cut`)."""
+        return turn_cut(
+            [Scored(memory_id, score) for memory_id, score in scored.items()],
+            best_bar=self.best_bar(gate),
+            companion_floor=self.companion_threshold,
+            ratio=self.params.companion_ratio,
+        )
 
     def warm_up(self) -> None:
         """Embed the gate's examples now (a server does this before it reports ready)."""

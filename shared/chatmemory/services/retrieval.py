@@ -20,7 +20,7 @@ import numpy as np
 
 from chatmemory.domain import fading, vectors
 from chatmemory.domain.memory import Memory, Status, as_it_stood, believed_at
-from chatmemory.domain.ranking import TURN_LIMIT, Scored, select_for_turn
+from chatmemory.domain.ranking import TURN_LIMIT
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder, Vectors
 from chatmemory.ports.memories import MemoryQuery
@@ -141,7 +141,7 @@ class Retriever:
         if candidates is None:
             candidates = self._candidates(user_id, query, persona)
         scored = {c.memory_id: self._relevance.match(c) for c in candidates}
-        qualified = self._qualified(scored, gate)
+        qualified = self._relevance.cut(scored, gate)
         # The store has the last word: only rows it still shows may enter a prompt. Read
         # the best few; if some vanished meanwhile, the next ones take their places.
         wanted = RERANK_POOL if self._reranker is not None else self._limit
@@ -171,20 +171,6 @@ class Retriever:
             if reranked is not None:
                 return reranked[: self._limit], True
         return ordered[: self._limit], False
-
-    def _qualified(self, scored: dict[str, float], gate: float) -> list[Scored]:
-        """Best first: nothing unless the best clears this turn's bar (set by its gate
-        score); then every other one that clears the companion bar beside it."""
-        bar = self._relevance.best_bar(gate)
-        ranked = select_for_turn(
-            [Scored(memory_id, score) for memory_id, score in scored.items()],
-            threshold=min(bar, self._relevance.companion_threshold),
-            limit=len(scored),
-        )
-        if not ranked or ranked[0].score < bar:
-            return []
-        companion = self._relevance.companion_bar(ranked[0].score)
-        return [ranked[0], *(c for c in ranked[1:] if c.score >= companion)]
 
     def _reranked(self, message: str, ordered: list[Recalled]) -> list[Recalled] | None:
         """The reranker's order of the memories that qualified, or None to keep ours (it
@@ -223,7 +209,7 @@ class Retriever:
             if not stood.is_expired(at) and fading.in_use(stood, at):
                 then[memory.memory_id] = stood
         candidates = [candidate_from_row(memory, query) for memory in then.values()]
-        qualified = self._qualified(
+        qualified = self._relevance.cut(
             {c.memory_id: self._relevance.match(c) for c in candidates}, gate
         )
         weighed = fading.weighted([(then[c.memory_id], c.score) for c in qualified], at)
