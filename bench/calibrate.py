@@ -113,8 +113,9 @@ def _question(
     container: Container, name: str, user: str, query: dict[str, Any], needs: tuple[str, ...]
 ) -> Question:
     _, candidates = container.retriever.parts(user, query["text"])
-    vector = container.embedder.embed([query["text"]])[0]
-    reading = container.retriever.relevance.reading(query["text"], vector)
+    read = container.retriever.as_read(user, query["text"])  # with the person's references
+    vector = container.embedder.embed([read])[0]
+    reading = container.retriever.relevance.reading(read, vector)
     return Question(name, query["split"], needs, reading, tuple(candidates))
 
 

@@ -20,7 +20,7 @@ from chatmemory.services.relevance import RelevanceModel, RelevanceParams
 from chatmemory.services.retrieval import Retriever
 
 ALICE = "alice"
-QUESTION = "what should I cook for the kids on Saturday?"
+QUESTION = "what should I cook for dinner on Saturday?"
 
 
 class Angles(Embedder):

@@ -18,7 +18,7 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from chatmemory.domain import fading, vectors
+from chatmemory.domain import fading, references, vectors
 from chatmemory.domain.memory import Memory, Status, as_it_stood, believed_at
 from chatmemory.domain.ranking import TURN_LIMIT
 from chatmemory.ports.clock import Clock
@@ -27,6 +27,7 @@ from chatmemory.ports.memories import MemoryQuery
 from chatmemory.ports.reranker import Reranker, RerankerUnavailable
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorHit, VectorIndex
+from chatmemory.services.references import ReferenceBooks
 from chatmemory.services.relevance import USES_FROM_CATEGORY, Candidate, RelevanceModel
 
 log = logging.getLogger(__name__)
@@ -76,8 +77,10 @@ class Retriever:
         *,
         limit: int = TURN_LIMIT,
         reranker: Reranker | None = None,
+        books: ReferenceBooks | None = None,
     ) -> None:
         self._stores = stores
+        self._books = books if books is not None else ReferenceBooks(stores)
         self._embedder = embedder
         self._index = index
         self._clock = clock
@@ -99,6 +102,7 @@ class Retriever:
             relevance,
             limit=self._limit,
             reranker=self._reranker,
+            books=self._books,
         )
 
     def recall(self, user_id: str, message: str, *, persona: str | None = None) -> list[Recalled]:
@@ -110,11 +114,11 @@ class Retriever:
 
     def trace(self, user_id: str, message: str, *, persona: str | None = None) -> RecallTrace:
         """What `recall` decides for this message and why (nothing is recorded as used)."""
-        query = self._embedder.embed([message])[0]
-        gate = self._relevance.personal_context(message, query)
+        read, query = self._read(user_id, message, persona)
+        gate = self._relevance.personal_context(read, query)
         candidates = self._candidates(user_id, query, persona)
         recalled, reranked = self._recall(
-            user_id, message, persona, query=query, candidates=candidates
+            user_id, message, persona, read=(read, query), candidates=candidates
         )
         return RecallTrace(
             gate=gate,
@@ -130,12 +134,11 @@ class Retriever:
         message: str,
         persona: str | None,
         *,
-        query: Vectors | None = None,
+        read: tuple[str, Vectors] | None = None,
         candidates: list[Candidate] | None = None,
     ) -> tuple[list[Recalled], bool]:
-        if query is None:
-            query = self._embedder.embed([message])[0]
-        gate = self._relevance.personal_context(message, query)
+        text, query = read if read is not None else self._read(user_id, message, persona)
+        gate = self._relevance.personal_context(text, query)
         if not self._relevance.gate_open(gate):
             return [], False
         if candidates is None:
@@ -196,8 +199,8 @@ class Retriever:
         rows' own vectors (every version the store keeps; a deleted one is gone from every
         past). Nothing is reinforced: reading the past is not a use.
         """
-        query = self._embedder.embed([message])[0]
-        gate = self._relevance.personal_context(message, query)
+        read, query = self._read(user_id, message, persona)
+        gate = self._relevance.personal_context(read, query)
         if not self._relevance.gate_open(gate):
             return []
         then: dict[str, Memory] = {}
@@ -219,8 +222,8 @@ class Retriever:
         self, user_id: str, message: str, *, persona: str | None = None
     ) -> dict[str, float]:
         """Every candidate's relevance before the cut, gate included."""
-        query = self._embedder.embed([message])[0]
-        return self._scored(user_id, message, query, persona)
+        read, query = self._read(user_id, message, persona)
+        return self._scored(user_id, read, query, persona)
 
     def explain(
         self, user_id: str, message: str, *, persona: str | None = None
@@ -237,9 +240,30 @@ class Retriever:
     ) -> tuple[float, list[Candidate]]:
         """(the gate's score, every candidate as relevance sees it), before any weighing:
         what bench/calibrate.py fits the weights and bars on."""
-        query = self._embedder.embed([message])[0]
-        gate = self._relevance.personal_context(message, query)
+        read, query = self._read(user_id, message, persona)
+        gate = self._relevance.personal_context(read, query)
         return gate, self._candidates(user_id, query, persona)
+
+    def as_read(self, user_id: str, message: str, *, persona: str | None = None) -> str:
+        """The message as recall reads it (the benchmark reads the gate's parts from it)."""
+        return self._read_text(user_id, message, persona)
+
+    def _read(self, user_id: str, message: str, persona: str | None) -> tuple[str, Vectors]:
+        """The message as recall reads it (`_read_text`), and its vector."""
+        read = self._read_text(user_id, message, persona)
+        return read, self._embedder.embed([read])[0]
+
+    def _read_text(self, user_id: str, message: str, persona: str | None) -> str:
+        """The message with what the person's memories say of the people, pets and home
+        it names ("my husband" → "(Chris)"); as it was when it names none, or when the
+        book cannot be read (the turn goes on without it)."""
+        if not references.may_refer(message):
+            return message
+        try:
+            return references.read_with(message, self._books.of(user_id, persona))
+        except Exception as exc:
+            log.warning("reference book unavailable", extra={"error_type": type(exc).__name__})
+            return message
 
     def _scored(
         self,
