@@ -161,6 +161,20 @@ def test_a_forgotten_memory_is_not_found(indexed: Indexed) -> None:
     assert ids(indexed.index.search(ALICE, unit(1, 0, 0, 0), k=5)) == [kept.memory_id]
 
 
+def test_the_digests_a_turn_already_read_give_the_same_hits(indexed: Indexed) -> None:
+    # A turn that read the store's digests for the reference book hands them to the search
+    indexed.write(ALICE, "near", [[1, 0, 0, 0]])
+    indexed.write(ALICE, "warren's", [[0.9, 0.1, 0, 0]], persona="warren")
+    gone = indexed.write(ALICE, "gone", [[1, 0, 0, 0]])
+    indexed.forget(gone)
+
+    for persona in (None, "warren"):
+        visible = indexed.stores.recall.memory_digests(ALICE, persona)
+        given = indexed.index.search(ALICE, unit(1, 0, 0, 0), k=5, persona=persona, visible=visible)
+        assert given == indexed.index.search(ALICE, unit(1, 0, 0, 0), k=5, persona=persona)
+        assert gone.memory_id not in ids(given)
+
+
 @pytest.mark.parametrize("user", ["", None])
 def test_no_search_without_a_user(indexed: Indexed, user: str | None) -> None:
     indexed.write(ALICE, "anything", [[1, 0, 0, 0]])

@@ -279,3 +279,32 @@ def test_conversations_written_before_their_key_still_give_the_last_meeting(
     # Then the last meeting is found the old way, and the rewritten chat has its key
     assert before == last
     assert stores.conversations.last_seen(SHORT, "assistant") == clock.now()
+
+
+def test_a_turn_that_may_name_someone_reads_the_memories_in_use_once(
+    metered_stores: tuple[Stores, ReadMeter], clock: ManualClock
+) -> None:
+    # Given a user with memories in use and a past
+    stores, meter = metered_stores
+    indexer = MemoryIndexer(HashingEmbedder(), ExactIndex(stores.recall))
+    with quick_transactions():
+        seeded = history.seed(stores, clock, indexer, SHORT, in_use=5, history=14)
+
+    for index in (ExactIndex(stores.recall), _opensearch(clock, stores, (SHORT,))):
+        service = _turn(stores, clock, index)
+
+        # When she asks about "my kids" (the message is read with her references first)
+        question = history.QUESTION.replace("for tonight", "for my kids tonight")
+        named = _reads(
+            meter, service, ContextRequest(SHORT, question, conversation_id=seeded.conversation_id)
+        )
+        plain = _reads(
+            meter,
+            service,
+            ContextRequest(SHORT, history.QUESTION, conversation_id=seeded.conversation_id),
+        )
+
+        # Then the book and the search share one read of the memories in use: the turn
+        # costs what a turn that names no one costs
+        assert named.by_target()["Query DIGEST#"][0] == 1, named.by_target()
+        assert (named.items, named.units) == (plain.items, plain.units), named.by_target()

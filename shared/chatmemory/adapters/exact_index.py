@@ -54,12 +54,20 @@ class ExactIndex(VectorIndex):
                 self._rows.pop((user_id, memory_id), None)
 
     def search(
-        self, user_id: str, query: Vectors, *, k: int, persona: str | None = None
+        self,
+        user_id: str,
+        query: Vectors,
+        *,
+        k: int,
+        persona: str | None = None,
+        visible: Sequence[MemoryDigest] | None = None,
     ) -> list[VectorHit]:
         rules.user_id(user_id)
         if k <= 0:
             return []
-        digests = self._source.memory_digests(user_id, persona)
+        digests = (
+            list(visible) if visible is not None else self._source.memory_digests(user_id, persona)
+        )
         state = self._matrix(user_id, persona, digests, width=int(query.shape[-1]))
         if not state.digests:
             return []

@@ -49,6 +49,7 @@ from chatmemory.domain.vector_encoding import (
 from chatmemory.domain.vectors import unpack_rows
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Vectors
+from chatmemory.ports.recall_source import MemoryDigest
 from chatmemory.ports.vector_index import VectorHit, VectorIndex
 
 VECTOR_FIELD = "embedding"
@@ -214,9 +215,17 @@ class OpenSearchIndex(VectorIndex):
     # ---- reads ------------------------------------------------------------------------
 
     def search(
-        self, user_id: str, query: Vectors, *, k: int, persona: str | None = None
+        self,
+        user_id: str,
+        query: Vectors,
+        *,
+        k: int,
+        persona: str | None = None,
+        visible: Sequence[MemoryDigest] | None = None,
     ) -> list[VectorHit]:
-        """Up to k of the user's active, unexpired memories nearest to `query`, best first."""
+        """Up to k of the user's active, unexpired memories nearest to `query`, best first.
+        (`visible` is not needed: the collection filters by its own fields, and the read
+        path drops what the store no longer shows.)"""
         rules.user_id(user_id)
         if isinstance(k, bool) or not isinstance(k, int):
             raise InvalidField("k", "must be a whole number")

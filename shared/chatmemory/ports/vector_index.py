@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from chatmemory.domain.memory import Memory
 from chatmemory.ports.embedder import Vectors
+from chatmemory.ports.recall_source import MemoryDigest
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +45,18 @@ class VectorIndex(ABC):
 
     @abstractmethod
     def search(
-        self, user_id: str, query: Vectors, *, k: int, persona: str | None = None
+        self,
+        user_id: str,
+        query: Vectors,
+        *,
+        k: int,
+        persona: str | None = None,
+        visible: Sequence[MemoryDigest] | None = None,
     ) -> list[VectorHit]:
         """Up to k of this user's active, unexpired memories, best first (one hit per memory).
 
         `query` is one L2-normalised vector. Raises InvalidField("user_id") without a user.
+        `visible`: the store's digests of this user's memories in use (for `persona`), when
+        the caller read them this turn; an index that reads them itself takes these instead
+        of reading them again. The answer is the same either way.
         """

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import threading
 from collections import OrderedDict
+from collections.abc import Sequence
 
 from chatmemory.domain import references
 from chatmemory.domain.references import Noted, References
+from chatmemory.ports.recall_source import MemoryDigest
 from chatmemory.ports.stores import Stores
 
 _CACHED_USERS = 64
@@ -29,9 +31,16 @@ class ReferenceBooks:
         )
         self._lock = threading.Lock()
 
-    def of(self, user_id: str, persona: str | None = None) -> References:
-        """The person's book as their memories in use stand now."""
-        digests = self._stores.recall.memory_digests(user_id, persona)  # newest first
+    def of(
+        self,
+        user_id: str,
+        persona: str | None = None,
+        digests: Sequence[MemoryDigest] | None = None,
+    ) -> References:
+        """The person's book as their memories in use stand now (`digests`: the store's,
+        newest first, when the caller has just read them)."""
+        if digests is None:
+            digests = self._stores.recall.memory_digests(user_id, persona)
         key = (user_id, persona)
         with self._lock:
             known = dict(self._noted.get(key, {}))

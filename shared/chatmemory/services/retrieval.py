@@ -24,6 +24,7 @@ from chatmemory.domain.ranking import TURN_LIMIT
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder, Vectors
 from chatmemory.ports.memories import MemoryQuery
+from chatmemory.ports.recall_source import MemoryDigest
 from chatmemory.ports.reranker import Reranker, RerankerUnavailable
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorHit, VectorIndex
@@ -52,6 +53,16 @@ RERANK_POOL = 15
 class Recalled:
     memory: Memory
     score: float
+
+
+@dataclass(frozen=True, slots=True)
+class _Reading:
+    """A message as recall reads it: the text with the person's references, its vector,
+    and the store's digests when the book needed them (a turn reads them once)."""
+
+    text: str
+    query: Vectors
+    visible: list[MemoryDigest] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -114,11 +125,11 @@ class Retriever:
 
     def trace(self, user_id: str, message: str, *, persona: str | None = None) -> RecallTrace:
         """What `recall` decides for this message and why (nothing is recorded as used)."""
-        read, query = self._read(user_id, message, persona)
-        gate = self._relevance.personal_context(read, query)
-        candidates = self._candidates(user_id, query, persona)
+        read = self._read(user_id, message, persona)
+        gate = self._relevance.personal_context(read.text, read.query)
+        candidates = self._candidates(user_id, read.query, persona, read.visible)
         recalled, reranked = self._recall(
-            user_id, message, persona, read=(read, query), candidates=candidates
+            user_id, message, persona, read=read, candidates=candidates
         )
         return RecallTrace(
             gate=gate,
@@ -134,15 +145,16 @@ class Retriever:
         message: str,
         persona: str | None,
         *,
-        read: tuple[str, Vectors] | None = None,
+        read: _Reading | None = None,
         candidates: list[Candidate] | None = None,
     ) -> tuple[list[Recalled], bool]:
-        text, query = read if read is not None else self._read(user_id, message, persona)
-        gate = self._relevance.personal_context(text, query)
+        if read is None:
+            read = self._read(user_id, message, persona)
+        gate = self._relevance.personal_context(read.text, read.query)
         if not self._relevance.gate_open(gate):
             return [], False
         if candidates is None:
-            candidates = self._candidates(user_id, query, persona)
+            candidates = self._candidates(user_id, read.query, persona, read.visible)
         scored = {c.memory_id: self._relevance.match(c) for c in candidates}
         qualified = self._relevance.cut(scored, gate)
         # The store has the last word: only rows it still shows may enter a prompt. Read
@@ -199,8 +211,9 @@ class Retriever:
         rows' own vectors (every version the store keeps; a deleted one is gone from every
         past). Nothing is reinforced: reading the past is not a use.
         """
-        read, query = self._read(user_id, message, persona)
-        gate = self._relevance.personal_context(read, query)
+        read = self._read(user_id, message, persona)
+        query = read.query
+        gate = self._relevance.personal_context(read.text, query)
         if not self._relevance.gate_open(gate):
             return []
         then: dict[str, Memory] = {}
@@ -222,8 +235,8 @@ class Retriever:
         self, user_id: str, message: str, *, persona: str | None = None
     ) -> dict[str, float]:
         """Every candidate's relevance before the cut, gate included."""
-        read, query = self._read(user_id, message, persona)
-        return self._scored(user_id, read, query, persona)
+        read = self._read(user_id, message, persona)
+        return self._scored(user_id, read, persona)
 
     def explain(
         self, user_id: str, message: str, *, persona: str | None = None
@@ -240,49 +253,49 @@ class Retriever:
     ) -> tuple[float, list[Candidate]]:
         """(the gate's score, every candidate as relevance sees it), before any weighing:
         what bench/calibrate.py fits the weights and bars on."""
-        read, query = self._read(user_id, message, persona)
-        gate = self._relevance.personal_context(read, query)
-        return gate, self._candidates(user_id, query, persona)
+        read = self._read(user_id, message, persona)
+        gate = self._relevance.personal_context(read.text, read.query)
+        return gate, self._candidates(user_id, read.query, persona, read.visible)
 
     def as_read(self, user_id: str, message: str, *, persona: str | None = None) -> str:
         """The message as recall reads it (the benchmark reads the gate's parts from it)."""
-        return self._read_text(user_id, message, persona)
+        return self._understood(user_id, message, persona)[0]
 
-    def _read(self, user_id: str, message: str, persona: str | None) -> tuple[str, Vectors]:
-        """The message as recall reads it (`_read_text`), and its vector."""
-        read = self._read_text(user_id, message, persona)
-        return read, self._embedder.embed([read])[0]
+    def _read(self, user_id: str, message: str, persona: str | None) -> _Reading:
+        text, visible = self._understood(user_id, message, persona)
+        return _Reading(text, self._embedder.embed([text])[0], visible)
 
-    def _read_text(self, user_id: str, message: str, persona: str | None) -> str:
+    def _understood(
+        self, user_id: str, message: str, persona: str | None
+    ) -> tuple[str, list[MemoryDigest] | None]:
         """The message with what the person's memories say of the people, pets and home
-        it names ("my husband" → "(Chris)"); as it was when it names none, or when the
-        book cannot be read (the turn goes on without it)."""
+        it names ("my husband" → "(Chris)"), and the store's digests if the book needed
+        them; the message as it was when it names none, or when the book cannot be read
+        (the turn goes on without it)."""
         if not references.may_refer(message):
-            return message
+            return message, None
         try:
-            return references.read_with(message, self._books.of(user_id, persona))
+            visible = self._stores.recall.memory_digests(user_id, persona)
+            book = self._books.of(user_id, persona, visible)
         except Exception as exc:
             log.warning("reference book unavailable", extra={"error_type": type(exc).__name__})
-            return message
+            return message, None
+        return references.read_with(message, book), visible
 
-    def _scored(
+    def _scored(self, user_id: str, read: _Reading, persona: str | None) -> dict[str, float]:
+        candidates = self._candidates(user_id, read.query, persona, read.visible)
+        return self._relevance.score(read.text, read.query, candidates)
+
+    def _candidates(
         self,
         user_id: str,
-        message: str,
         query: Vectors,
         persona: str | None,
-        *,
-        gated: bool = True,
-    ) -> dict[str, float]:
-        candidates = self._candidates(user_id, query, persona)
-        if not gated:
-            return {c.memory_id: self._relevance.match(c) for c in candidates}
-        return self._relevance.score(message, query, candidates)
-
-    def _candidates(self, user_id: str, query: Vectors, persona: str | None) -> list[Candidate]:
+        digests: Sequence[MemoryDigest] | None = None,
+    ) -> list[Candidate]:
         """The index's nearest memories that the store still shows, and the writes too
-        fresh for a lagging index."""
-        hits = self._index.search(user_id, query, k=CANDIDATES, persona=persona)
+        fresh for a lagging index (`digests`: the store's, if this turn read them already)."""
+        hits = self._index.search(user_id, query, k=CANDIDATES, persona=persona, visible=digests)
         candidates: dict[str, Candidate] = {}
         if self._index.refresh_lag_seconds <= 0 and all(h.importance is not None for h in hits):
             # The index read the store itself: its hits are exactly the visible rows.
@@ -291,7 +304,9 @@ class Retriever:
                     hit, hit.importance or 0, bool(hit.borrowed_uses)
                 )
         else:
-            visible = {d.memory_id: d for d in self._stores.recall.memory_digests(user_id, persona)}
+            if digests is None:
+                digests = self._stores.recall.memory_digests(user_id, persona)
+            visible = {d.memory_id: d for d in digests}
             hits = self._past_set_aside(user_id, query, persona, hits, visible)
             for hit in hits:
                 digest = visible.get(hit.memory_id)
