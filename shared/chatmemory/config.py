@@ -46,6 +46,7 @@ from chatmemory.services.portability import PortabilityService
 from chatmemory.services.purge import InProcessPurge, PurgePipeline, PurgeSweep
 from chatmemory.services.quotas import QuotaGuard
 from chatmemory.services.recall import RecallService
+from chatmemory.services.references import ReferenceBooks
 from chatmemory.services.reindex import Reindexer
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
@@ -526,6 +527,11 @@ class Container:
         return BedrockReranker(client, model_arn=model_arn(region, model))
 
     @cached_property
+    def reference_books(self) -> ReferenceBooks:
+        """Each user's book of references, shared by both recalls (one cache per process)."""
+        return ReferenceBooks(self.stores)
+
+    @cached_property
     def retriever(self) -> Retriever:
         return Retriever(
             self.stores,
@@ -534,11 +540,14 @@ class Container:
             self.clock,
             self.relevance,
             reranker=self.reranker,
+            books=self.reference_books,
         )
 
     @cached_property
     def recall(self) -> RecallService:
-        return RecallService(self.stores, self.embedder, self.clock, self.relevance)
+        return RecallService(
+            self.stores, self.embedder, self.clock, self.relevance, books=self.reference_books
+        )
 
     @cached_property
     def context(self) -> ContextService:

@@ -16,6 +16,7 @@ from chatmemory.ports.embedder import Embedder
 from chatmemory.ports.stores import Stores
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService, NewMemory
+from chatmemory.services.recall import RecallRequest, RecallService
 from chatmemory.services.references import ReferenceBooks
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
@@ -87,3 +88,23 @@ def test_a_question_naming_a_relation_recalls_what_is_known_by_name(
     # Then what is known of her by name only is in the prompt (without the book, four
     # birthday and gift memories fill the five places)
     assert "Tasha is training for her first marathon." in recalled
+
+
+@pytest.mark.parametrize("stores", ["sqlite"], indirect=True)
+def test_two_stage_recall_reads_the_query_with_the_same_references(
+    stores: Stores, clock: ManualClock, minilm: Any
+) -> None:
+    # Given the same memories of Alice's husband, known by name only
+    memories = _memories(stores, clock, minilm)
+    for text, category in ALICE_LIFE:
+        memories.create(ALICE, NewMemory(text=text, category=category))
+    relevance = RelevanceModel(minilm, params_for(minilm.name))
+    recall = RecallService(stores, minilm, clock, relevance)
+
+    # When she searches her memories, three at most, by relation
+    found = recall.recall(RecallRequest(ALICE, "gift for my husband", k=3))
+
+    # Then what is known of him by name is among the relevant hits (without the book, her
+    # guitar band takes its place)
+    relevant = [hit.memory.text for hit in found.hits if not hit.unasked]
+    assert "Chris collects jazz vinyl records." in relevant

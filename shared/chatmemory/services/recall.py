@@ -12,10 +12,11 @@ sentences it rests on, read from this user's own transcript.
 
 from __future__ import annotations
 
+import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from chatmemory.domain import fading, rules
+from chatmemory.domain import fading, references, rules
 from chatmemory.domain.conversation import Role
 from chatmemory.domain.ids import parse_message_id
 from chatmemory.domain.labels import (
@@ -34,8 +35,11 @@ from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder, Vectors
 from chatmemory.ports.recall_source import MemoryDigest
 from chatmemory.ports.stores import Stores
+from chatmemory.services.references import ReferenceBooks
 from chatmemory.services.relevance import Candidate, RelevanceModel
 from chatmemory.services.retrieval import candidate_from_vectors
+
+log = logging.getLogger(__name__)
 
 #: what a recall query may be
 QUERY_MAX = 2000
@@ -102,8 +106,10 @@ class RecallService:
         *,
         floor: float | None = None,
         related_floor: float | None = None,
+        books: ReferenceBooks | None = None,
     ) -> None:
         self._stores = stores
+        self._books = books if books is not None else ReferenceBooks(stores)
         self._embedder = embedder
         self._clock = clock
         self._relevance = relevance
@@ -127,8 +133,9 @@ class RecallService:
         settings = self._stores.user_state.get_settings(request.user_id)
         if not settings.allows(persona):
             return Recall((), 0, memory_on=False, at=now)
-        query = self._embedder.embed([request.query])[0]
-        scores = self._scores(request.user_id, persona, query)
+        digests = self._stores.recall.memory_digests(request.user_id, persona)
+        query = self._embedder.embed([self._read(request, persona, digests)])[0]
+        scores = self._scores(request.user_id, query, digests)
         rows = self._in_use(request.user_id, scores, request.k, now)
         picked = pick(
             [Ranked(m.memory_id, m.category, scores[m.memory_id]) for m in rows.values()],
@@ -165,10 +172,23 @@ class RecallService:
 
     # ---- stage one: the index ---------------------------------------------------------
 
-    def _scores(self, user_id: str, persona: str, query: Vectors) -> dict[str, float]:
+    def _read(self, request: RecallRequest, persona: str, digests: list[MemoryDigest]) -> str:
+        """The query read with the person's references, as per-turn recall reads a message
+        ("my husband" → "(Chris)"); as it was if the book cannot be read."""
+        if not references.may_refer(request.query):
+            return request.query
+        try:
+            book = self._books.of(request.user_id, persona, digests)
+        except Exception as exc:
+            log.warning("reference book unavailable", extra={"error_type": type(exc).__name__})
+            return request.query
+        return references.read_with(request.query, book)
+
+    def _scores(
+        self, user_id: str, query: Vectors, digests: list[MemoryDigest]
+    ) -> dict[str, float]:
         """Every active memory's relevance to the query, from its vectors alone (rows with
         none yet, or from another embedder, are left out), best first."""
-        digests = self._stores.recall.memory_digests(user_id, persona)
         blobs = self._stores.recall.memory_embeddings(user_id, [d.memory_id for d in digests])
         scores: dict[str, float] = {}
         for digest in digests:
