@@ -72,6 +72,13 @@ def _opensearch(clock: ManualClock, stores: Stores, users: tuple[str, ...]) -> V
     return index
 
 
+def _seeded(stores: Stores, clock: ManualClock) -> history.Past:
+    """The short-history user: five memories in use, fourteen history rows, a chat."""
+    indexer = MemoryIndexer(HashingEmbedder(), ExactIndex(stores.recall))
+    with quick_transactions():
+        return history.seed(stores, clock, indexer, SHORT, in_use=5, history=14)
+
+
 def _reads(meter: ReadMeter, service: ContextService, request: ContextRequest) -> Reads:
     assert service.build(request).memories_used, "the turn recalls what it is asked about"
     with meter.counting() as reads:
@@ -119,9 +126,7 @@ def test_a_partition_written_before_the_markers_reads_its_rows_once_then_never_a
     # Given a user whose partition has no digest markers or tombstone copies yet, with a
     # deletion whose purge has not finished
     stores, meter = metered_stores
-    indexer = MemoryIndexer(HashingEmbedder(), ExactIndex(stores.recall))
-    with quick_transactions():
-        past = history.seed(stores, clock, indexer, SHORT, in_use=5, history=14)
+    past = _seeded(stores, clock)
     city = next(m for m in stores.memories.iter_memories(SHORT) if "Bengaluru" in m.text)
     Deletions(stores).tombstone_memories(
         SHORT, [Tombstone(user_id=SHORT, memory_id=city.memory_id, deleted_at=clock.now())]
@@ -284,11 +289,9 @@ def test_conversations_written_before_their_key_still_give_the_last_meeting(
 def test_a_turn_that_may_name_someone_reads_the_memories_in_use_once(
     metered_stores: tuple[Stores, ReadMeter], clock: ManualClock
 ) -> None:
-    # Given a user with memories in use and a past
+    # Given a user with memories in use and a past, behind either index
     stores, meter = metered_stores
-    indexer = MemoryIndexer(HashingEmbedder(), ExactIndex(stores.recall))
-    with quick_transactions():
-        seeded = history.seed(stores, clock, indexer, SHORT, in_use=5, history=14)
+    seeded = _seeded(stores, clock)
 
     for index in (ExactIndex(stores.recall), _opensearch(clock, stores, (SHORT,))):
         service = _turn(stores, clock, index)

@@ -69,17 +69,21 @@ ALICE_LIFE = [
 ]
 
 
+def _alice_with_her_life(stores: Stores, clock: ManualClock, minilm: Any) -> RelevanceModel:
+    """Alice's memories stored with the real model; the relevance recall judges them by."""
+    memories = _memories(stores, clock, minilm)
+    for text, category in ALICE_LIFE:
+        memories.create(ALICE, NewMemory(text=text, category=category))
+    return RelevanceModel(minilm, params_for(minilm.name))
+
+
 @pytest.mark.parametrize("stores", ["sqlite"], indirect=True)
 def test_a_question_naming_a_relation_recalls_what_is_known_by_name(
     stores: Stores, clock: ManualClock, minilm: Any
 ) -> None:
     # Given facts about Alice's husband and best friend that use only their names
-    memories = _memories(stores, clock, minilm)
-    for text, category in ALICE_LIFE:
-        memories.create(ALICE, NewMemory(text=text, category=category))
-    index = ExactIndex(stores.recall)
-    relevance = RelevanceModel(minilm, params_for(minilm.name))
-    retriever = Retriever(stores, minilm, index, clock, relevance)
+    relevance = _alice_with_her_life(stores, clock, minilm)
+    retriever = Retriever(stores, minilm, ExactIndex(stores.recall), clock, relevance)
 
     # When she asks about her best friend by relation
     question = "What should I get my best friend for her birthday?"
@@ -95,11 +99,7 @@ def test_two_stage_recall_reads_the_query_with_the_same_references(
     stores: Stores, clock: ManualClock, minilm: Any
 ) -> None:
     # Given the same memories of Alice's husband, known by name only
-    memories = _memories(stores, clock, minilm)
-    for text, category in ALICE_LIFE:
-        memories.create(ALICE, NewMemory(text=text, category=category))
-    relevance = RelevanceModel(minilm, params_for(minilm.name))
-    recall = RecallService(stores, minilm, clock, relevance)
+    recall = RecallService(stores, minilm, clock, _alice_with_her_life(stores, clock, minilm))
 
     # When she searches her memories, three at most, by relation
     found = recall.recall(RecallRequest(ALICE, "gift for my husband", k=3))
