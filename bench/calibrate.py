@@ -112,10 +112,8 @@ def collect(container: Container) -> list[Question]:
 def _question(
     container: Container, name: str, user: str, query: dict[str, Any], needs: tuple[str, ...]
 ) -> Question:
-    _, candidates = container.retriever.parts(user, query["text"])
-    read = container.retriever.as_read(user, query["text"])  # with the person's references
-    vector = container.embedder.embed([read])[0]
-    reading = container.retriever.relevance.reading(read, vector)
+    # the gate's reading of the message as recall reads it (with the person's references)
+    reading, candidates = container.retriever.parts(user, query["text"])
     return Question(name, query["split"], needs, reading, tuple(candidates))
 
 

@@ -12,11 +12,10 @@ sentences it rests on, read from this user's own transcript.
 
 from __future__ import annotations
 
-import logging
 from dataclasses import dataclass
 from datetime import datetime
 
-from chatmemory.domain import fading, references, rules
+from chatmemory.domain import fading, rules
 from chatmemory.domain.conversation import Role
 from chatmemory.domain.ids import parse_message_id
 from chatmemory.domain.labels import (
@@ -38,8 +37,6 @@ from chatmemory.ports.stores import Stores
 from chatmemory.services.references import ReferenceBooks
 from chatmemory.services.relevance import Candidate, RelevanceModel
 from chatmemory.services.retrieval import candidate_from_vectors
-
-log = logging.getLogger(__name__)
 
 #: what a recall query may be
 QUERY_MAX = 2000
@@ -134,7 +131,8 @@ class RecallService:
         if not settings.allows(persona):
             return Recall((), 0, memory_on=False, at=now)
         digests = self._stores.recall.memory_digests(request.user_id, persona)
-        query = self._embedder.embed([self._read(request, persona, digests)])[0]
+        read, _ = self._books.read(request.user_id, request.query, persona, digests)
+        query = self._embedder.embed([read])[0]
         scores = self._scores(request.user_id, query, digests)
         rows = self._in_use(request.user_id, scores, request.k, now)
         picked = pick(
@@ -171,18 +169,6 @@ class RecallService:
         return Recall(tuple(hits), picked.hidden, memory_on=True, at=now)
 
     # ---- stage one: the index ---------------------------------------------------------
-
-    def _read(self, request: RecallRequest, persona: str, digests: list[MemoryDigest]) -> str:
-        """The query read with the person's references, as per-turn recall reads a message
-        ("my husband" → "(Chris)"); as it was if the book cannot be read."""
-        if not references.may_refer(request.query):
-            return request.query
-        try:
-            book = self._books.of(request.user_id, persona, digests)
-        except Exception as exc:
-            log.warning("reference book unavailable", extra={"error_type": type(exc).__name__})
-            return request.query
-        return references.read_with(request.query, book)
 
     def _scores(
         self, user_id: str, query: Vectors, digests: list[MemoryDigest]

@@ -9,6 +9,7 @@ its text.
 
 from __future__ import annotations
 
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -17,6 +18,8 @@ from chatmemory.domain import references
 from chatmemory.domain.references import Noted, References
 from chatmemory.ports.recall_source import MemoryDigest
 from chatmemory.ports.stores import Stores
+
+log = logging.getLogger(__name__)
 
 _CACHED_USERS = 64
 _READ_BATCH = 100
@@ -30,6 +33,28 @@ class ReferenceBooks:
             OrderedDict()
         )
         self._lock = threading.Lock()
+
+    def read(
+        self,
+        user_id: str,
+        message: str,
+        persona: str | None = None,
+        digests: Sequence[MemoryDigest] | None = None,
+    ) -> tuple[str, list[MemoryDigest] | None]:
+        """The message read with the person's book ("my husband" → "… (Chris)"), and the
+        store's digests the book was read from (read here unless given), for the search to
+        use. The message as it was, and no digests, when it could name no one or the book
+        cannot be read: recall goes on without it."""
+        if not references.may_refer(message):
+            return message, None
+        try:
+            if digests is None:
+                digests = self._stores.recall.memory_digests(user_id, persona)
+            book = self.of(user_id, persona, digests)
+        except Exception as exc:
+            log.warning("reference book unavailable", extra={"error_type": type(exc).__name__})
+            return message, None
+        return references.read_with(message, book), list(digests)
 
     def of(
         self,

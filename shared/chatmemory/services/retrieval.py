@@ -18,8 +18,9 @@ from datetime import datetime, timedelta
 
 import numpy as np
 
-from chatmemory.domain import fading, references, vectors
+from chatmemory.domain import fading, vectors
 from chatmemory.domain.memory import Memory, Status, as_it_stood, believed_at
+from chatmemory.domain.personal_context import GateReading
 from chatmemory.domain.ranking import TURN_LIMIT
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder, Vectors
@@ -245,42 +246,26 @@ class Retriever:
 
         The benchmark draws its curves from these; nothing on the read path uses it.
         """
-        gate, candidates = self.parts(user_id, message, persona=persona)
+        reading, candidates = self.parts(user_id, message, persona=persona)
+        gate = self._relevance.gate_score(reading)
         return gate, {c.memory_id: self._relevance.match(c) for c in candidates}
 
     def parts(
         self, user_id: str, message: str, *, persona: str | None = None
-    ) -> tuple[float, list[Candidate]]:
-        """(the gate's score, every candidate as relevance sees it), before any weighing:
-        what bench/calibrate.py fits the weights and bars on."""
+    ) -> tuple[GateReading, list[Candidate]]:
+        """(what the gate reads off the message as recall reads it, every candidate as
+        relevance sees it), before any weighing: what bench/calibrate.py fits the weights
+        and bars on."""
         read = self._read(user_id, message, persona)
-        gate = self._relevance.personal_context(read.text, read.query)
-        return gate, self._candidates(user_id, read.query, persona, read.visible)
-
-    def as_read(self, user_id: str, message: str, *, persona: str | None = None) -> str:
-        """The message as recall reads it (the benchmark reads the gate's parts from it)."""
-        return self._understood(user_id, message, persona)[0]
+        reading = self._relevance.reading(read.text, read.query)
+        return reading, self._candidates(user_id, read.query, persona, read.visible)
 
     def _read(self, user_id: str, message: str, persona: str | None) -> _Reading:
-        text, visible = self._understood(user_id, message, persona)
-        return _Reading(text, self._embedder.embed([text])[0], visible)
-
-    def _understood(
-        self, user_id: str, message: str, persona: str | None
-    ) -> tuple[str, list[MemoryDigest] | None]:
         """The message with what the person's memories say of the people, pets and home
-        it names ("my husband" → "(Chris)"), and the store's digests if the book needed
-        them; the message as it was when it names none, or when the book cannot be read
-        (the turn goes on without it)."""
-        if not references.may_refer(message):
-            return message, None
-        try:
-            visible = self._stores.recall.memory_digests(user_id, persona)
-            book = self._books.of(user_id, persona, visible)
-        except Exception as exc:
-            log.warning("reference book unavailable", extra={"error_type": type(exc).__name__})
-            return message, None
-        return references.read_with(message, book), visible
+        it names ("my husband" → "(Chris)"), its vector, and the store's digests if the
+        book needed them."""
+        text, visible = self._books.read(user_id, message, persona)
+        return _Reading(text, self._embedder.embed([text])[0], visible)
 
     def _scored(self, user_id: str, read: _Reading, persona: str | None) -> dict[str, float]:
         candidates = self._candidates(user_id, read.query, persona, read.visible)
