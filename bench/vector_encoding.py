@@ -65,18 +65,24 @@ class EncodedExactIndex(ExactIndex):
         self.encoding = encoding
 
     def _matrix(
-        self, user_id: str, persona: str | None, digests: Sequence[MemoryDigest]
+        self, user_id: str, persona: str | None, digests: Sequence[MemoryDigest], *, width: int
     ) -> _UserMatrix:
-        state = super()._matrix(user_id, persona, digests)
+        state = super()._matrix(user_id, persona, digests, width=width)
         if not state.digests:
             return state
         return dataclasses.replace(state, matrix=as_stored(state.matrix, self.encoding))
 
     def search(
-        self, user_id: str, query: Vectors, *, k: int, persona: str | None = None
+        self,
+        user_id: str,
+        query: Vectors,
+        *,
+        k: int,
+        persona: str | None = None,
+        visible: Sequence[MemoryDigest] | None = None,
     ) -> list[VectorHit]:
         sent = query_as_sent(query, self.encoding)
-        return super().search(user_id, sent, k=k, persona=persona)
+        return super().search(user_id, sent, k=k, persona=persona, visible=visible)
 
 
 class Remembering(Embedder):
@@ -125,8 +131,8 @@ def questions_under(
     )
     questions = []
     for name, split, user, text, needs in asked:
-        gate, candidates = retriever.parts(user, text)
-        questions.append(Question(name, split, needs, gate, tuple(candidates)))
+        reading, candidates = retriever.parts(user, text)
+        questions.append(Question(name, split, needs, reading, tuple(candidates)))
     return questions
 
 
@@ -212,10 +218,12 @@ def main() -> None:
 
 
 def _sent(model: RelevanceModel, question: Question, bars: Bars) -> tuple[str, ...]:
-    if bars.gate_floor is not None and question.gate < bars.gate_floor:
+    """What the turn would send, decided as `calibrate.quality` decides it."""
+    gate = model.gate_score(question.reading)
+    if bars.gate_floor is not None and gate < bars.gate_floor:
         return ()
     matches = {c.memory_id: model.match(c) for c in question.candidates}
-    return bars.cut(matches)
+    return bars.cut(matches, threshold=bars.best_bar(gate))
 
 
 if __name__ == "__main__":

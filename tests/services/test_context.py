@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import timedelta
 
 import pytest
@@ -15,6 +16,7 @@ from chatmemory.domain.errors import ConversationNotFound
 from chatmemory.domain.ids import message_id_for
 from chatmemory.domain.profile import Profile
 from chatmemory.ports.embedder import Vectors
+from chatmemory.ports.recall_source import MemoryDigest
 from chatmemory.ports.stores import Stores
 from chatmemory.ports.vector_index import VectorHit, VectorIndex
 from chatmemory.services.context import ContextRequest, ContextService
@@ -282,7 +284,13 @@ def test_a_failing_index_degrades_the_turn_instead_of_breaking_it(
 ) -> None:
     class BrokenIndex(ExactIndex):
         def search(
-            self, user_id: str, query: Vectors, *, k: int, persona: str | None = None
+            self,
+            user_id: str,
+            query: Vectors,
+            *,
+            k: int,
+            persona: str | None = None,
+            visible: Sequence[MemoryDigest] | None = None,
         ) -> list[VectorHit]:
             raise ConnectionError("index down")
 
