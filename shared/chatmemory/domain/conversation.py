@@ -11,6 +11,7 @@ from enum import StrEnum
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.ids import is_conversation_id, message_id_for
+from chatmemory.domain.secrets import mask_secrets, secret_values
 from chatmemory.domain.time import require_utc
 
 
@@ -84,13 +85,18 @@ class Conversation:
         They expire with the conversation. The store writes them together with
         `appended`, guarded on `last_seq`, so two appends can never take the same seq.
         """
+        # A secret said in one message of the batch (the user's) is masked where another
+        # repeats it without the words that mark it (the reply).
+        said = secret_values(new.content for new in messages)
         return [
             Message(
                 user_id=self.user_id,
                 conversation_id=self.conversation_id,
                 seq=self.last_seq + offset,
                 role=new.role,
-                content=new.content,
+                # Secrets are never stored: the turn in flight answered from the words as
+                # said; every stored copy keeps the sentence with the secret masked.
+                content=mask_secrets(new.content, said),
                 tokens=new.tokens,
                 created_at=at,
                 expires_at=self.expires_at,

@@ -10,6 +10,7 @@ from enum import StrEnum
 
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.secrets import mask_secrets, secret_values
 from chatmemory.domain.time import require_utc
 
 # What a room line reads as once the user who said it forgot everything: their words
@@ -87,12 +88,13 @@ class Room:
     def numbered(self, messages: Sequence[NewRoomMessage], at: datetime) -> list[RoomMessage]:
         """`messages` as the room's next ones: seq last_seq+1, +2, … (the store writes them
         guarded on `last_seq`, so two appends never take the same seq)."""
+        said = secret_values(new.text for new in messages)
         return [
             RoomMessage(
                 room_id=self.room_id,
                 seq=self.last_seq + offset,
                 speaker=new.speaker,
-                text=new.text,
+                text=mask_secrets(new.text, said),  # secrets are never stored, in a room neither
                 created_at=at,
             )
             for offset, new in enumerate(messages, start=1)

@@ -23,6 +23,8 @@ TOKEN = "key or access token"  # noqa: S105 - a kind of secret, not one
 CREDENTIAL = "password or other credential"
 GOVERNMENT_ID = "government id number"
 BANK_ACCOUNT = "bank account number"
+#: what a secret's value reads as in every stored copy (messages, room lines, summaries)
+WITHHELD = "[secret withheld]"
 
 
 @dataclass(frozen=True, slots=True)
@@ -202,7 +204,11 @@ _NUMERIC_WORDS = (
     r"padlock)\s+(?:code|pin|combination|combo)|combination"
 )
 _LINK = r"(?:\s*(?:(?:is|was|will be|is now|est|es|ist)\b|=|:|->|это|是|は))?"
-_OWNER = r"(?:(?:\s+(?:for|to|of|on)\s+(?:my|the|our)?\s*[\w.@-]+){0,2})?"
+# Whose it is: "for my bank", "for his card", "of their wifi" (a possessive, then a name).
+_OWNER = (
+    r"(?:(?:\s+(?:for|to|of|on)\s+(?:(?:their|the|my|our|his|her|your|its|an|a)\s+)?"
+    r"[\w.@-]+){0,2})?"
+)
 _CREDENTIAL_STATED = re.compile(
     rf"\b(?P<word>{_LOGIN_NOUNS_RE}|{_KEY_NOUNS_RE})\b{_OWNER}(?P<link>{_LINK})\s*"
     rf"[\"'`«“]?(?P<value>[^\s\"'`»”]{{3,}})",
@@ -399,9 +405,15 @@ def find_secrets(text: str) -> list[FoundSecret]:
     Overlapping finds are merged into one (a card number that is also an Aadhaar-shaped
     number is one secret, named by the first detector that saw it)."""
     normalised = normalise_for_detection(text)
+    # A secret masked already is no secret: "password: [secret withheld]" holds none.
+    masks = [(m.start(), m.end()) for m in re.finditer(re.escape(WITHHELD), normalised)]
     spans: list[tuple[int, int, str]] = []
     for kind, detector in _DETECTORS:
-        spans.extend((start, end, kind) for start, end in detector(normalised) if end > start)
+        spans.extend(
+            (start, end, kind)
+            for start, end in detector(normalised)
+            if end > start and not any(a <= start < b for a, b in masks)
+        )
     spans.sort(key=lambda span: (span[0], -span[1]))
     merged: list[FoundSecret] = []
     for start, end, kind in spans:
@@ -418,10 +430,77 @@ def find_secret(text: str) -> str | None:
     """The kind of the first secret `text` seems to hold, or None. Pure and cheap: runs on
     every write."""
     normalised = normalise_for_detection(text)
+    if WITHHELD in normalised:  # what was masked already is not counted again
+        found = find_secrets(text)
+        return found[0].kind if found else None
     for kind, detector in _DETECTORS:
         if next(iter(detector(normalised)), None) is not None:
             return kind
     return None
+
+
+# ---- masking: every stored copy keeps the sentence, never the secret ------------------------
+
+
+def _reader_view(text: str) -> tuple[str, list[int]]:
+    """`text` normalised one character at a time, with the index in `text` each character
+    of the result came from (a fullwidth digit, a ligature or a removed zero-width space
+    map back to where they were written)."""
+    seen: list[str] = []
+    origin: list[int] = []
+    for index, char in enumerate(text):
+        for folded in unicodedata.normalize("NFKC", char):
+            if unicodedata.category(folded) in _INVISIBLE_CATEGORIES or folded in _EXTRA_INVISIBLE:
+                continue
+            seen.append(folded)
+            origin.append(index)
+    return "".join(seen), origin
+
+
+def secret_values(texts: Iterable[str]) -> tuple[str, ...]:
+    """The value of every secret these texts hold (what `known` takes in `mask_secrets`)."""
+    return tuple(dict.fromkeys(found.value for text in texts for found in find_secrets(text)))
+
+
+def mask_secrets(text: str, known: Iterable[str] = ()) -> str:
+    """`text` with the value of every secret in it replaced by WITHHELD and every other
+    character as it was written: "my card is 4111 1111 1111 1111, I live in Pune" is kept
+    as "my card is [secret withheld], I live in Pune". Idempotent.
+
+    `known`: secret values said beside it (a reply repeating the password its question
+    gave, "Got it: sunflower123", holds no word that marks it as one), masked wherever
+    they appear. Spans are found where `find_secrets` finds them (the reader's view);
+    where that view cannot be mapped back character by character (a composed accent),
+    the masked reader's view is returned instead: the secret is never kept for a glyph."""
+    masked = _mask_found(text)
+    for value in known:
+        if len(value) >= _KNOWN_MIN and value in masked:
+            masked = masked.replace(value, WITHHELD)
+    return masked
+
+
+# A known value shorter than this ("123") is too common to mask wherever it appears.
+_KNOWN_MIN = 4
+
+
+def _mask_found(text: str) -> str:
+    found = find_secrets(text)
+    if not found:
+        return text
+    view, origin = _reader_view(text)
+    normalised = normalise_for_detection(text)
+    if view == normalised:
+        masked, source = text, [(origin[s.start], origin[s.end - 1] + 1) for s in found]
+    else:
+        masked, source = normalised, [(s.start, s.end) for s in found]
+    for start, end in reversed(source):  # from the end, so earlier spans stay where they are
+        masked = masked[:start] + WITHHELD + masked[end:]
+    return masked
+
+
+def holds_withheld(text: str) -> bool:
+    """Whether `text` carries a masked secret: nothing learned from it may keep the mark."""
+    return WITHHELD in text
 
 
 # ---- keeping what is not a secret ----------------------------------------------------------

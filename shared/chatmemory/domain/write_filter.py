@@ -15,7 +15,12 @@ from __future__ import annotations
 import re
 
 from chatmemory.domain.errors import InstructionRefused, SecretRefused
-from chatmemory.domain.secrets import find_secret, find_secrets, normalise_for_detection
+from chatmemory.domain.secrets import (
+    find_secret,
+    holds_withheld,
+    mask_secrets,
+    normalise_for_detection,
+)
 
 _ROLE = r"(?:system|developer|assistant|human|user|admin(?:istrator)?|root|operator)"
 _RULES = (
@@ -27,6 +32,9 @@ _SECTION_TAGS = (
     r"instructions?|assistant|user|human|tool(?:_use|_result)?|function(?:_call)?|im_start|"
     r"im_end|endoftext|document|search_results?)"
 )
+
+#: a secret already masked in what was said: the mark is not a fact about anyone
+MASKED_SECRET = "secret that was withheld"  # noqa: S105 - a kind of secret, not one
 
 # (what the shape is, how it reads) — each one a way stored text could steer later turns.
 _SHAPES: tuple[tuple[str, re.Pattern[str]], ...] = (
@@ -102,7 +110,7 @@ def instruction_shape(text: str) -> str | None:
 
 def refusal(field: str, text: str) -> SecretRefused | InstructionRefused | None:
     """The refusal a write of `text` earns, or None if it may be stored."""
-    secret = find_secret(text)
+    secret = find_secret(text) or (MASKED_SECRET if holds_withheld(text) else None)
     if secret is not None:
         return SecretRefused(field, secret)
     shape = instruction_shape(text)
@@ -119,16 +127,7 @@ def check(field: str, text: str) -> None:
         raise refused
 
 
-REDACTED = "[secret withheld]"
-
-
 def redact_secrets(text: str) -> str:
     """Derived text (a conversation summary) with every secret replaced by a marker: the
     gist of what was said is kept, a password or card number never is."""
-    found = find_secrets(text)
-    if not found:
-        return text
-    normalised = normalise_for_detection(text)
-    for secret in reversed(found):  # from the end, so earlier spans stay where they are
-        normalised = normalised[: secret.start] + REDACTED + normalised[secret.end :]
-    return normalised
+    return mask_secrets(text)
