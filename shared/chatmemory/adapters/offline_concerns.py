@@ -25,8 +25,8 @@ from chatmemory.adapters.offline_dates import (
     stated,
     written_day,
 )
-from chatmemory.domain.extraction import SENSITIVE_CATEGORIES
 from chatmemory.domain.restate import third_person
+from chatmemory.domain.sensitive import SENSITIVE_CATEGORIES
 from chatmemory.domain.threads import THREAD_TEXT_MAX, Cadence
 from chatmemory.domain.uses import category_by_words
 

@@ -23,7 +23,8 @@ from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.ids import CHATMEMORY_NAMESPACE
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
-from chatmemory.domain.secrets import find_secret, find_secrets, repeats_secret
+from chatmemory.domain.secrets import find_secret, find_secrets, holds_withheld, repeats_secret
+from chatmemory.domain.sensitive import reads_sensitive, sensitive_category
 from chatmemory.domain.threads import (
     THREAD_TEXT_MAX,
     Cadence,
@@ -44,9 +45,6 @@ MAX_CANDIDATES = 12
 # catch-up: it may keep twice as many candidates, and add twice as many memories that day.
 DEEP_MAX_CANDIDATES = 24
 DEEP_DAILY_CAP = 24
-SENSITIVE_CATEGORIES = frozenset(
-    {"health", "religion", "politics", "sexuality", "ethnicity", "criminal", "biometrics", "union"}
-)
 # A message this long, or shaped like a document, is material the user brought, not
 # something they said about themselves (seed 002: pasted text cannot plant a memory).
 PASTED_CHARS = 1200
@@ -426,6 +424,7 @@ def code_rule(
             Dropped.SECRET,
             lambda: bool(
                 find_secret(candidate.text)
+                or holds_withheld(candidate.text)
                 or repeats_secret(
                     candidate.text, (f.value for s in sources for f in find_secrets(s.content))
                 )
@@ -442,7 +441,10 @@ def code_rule(
         (
             Dropped.SENSITIVE_NOT_ASKED,
             lambda: (
-                candidate.category in SENSITIVE_CATEGORIES
+                (
+                    sensitive_category(candidate.category) is not None
+                    or reads_sensitive(candidate.text)
+                )
                 and not any(asked_to_remember(s.content) for s in sources)
             ),
         ),

@@ -19,6 +19,7 @@ from chatmemory.domain import fading, rules
 from chatmemory.domain.audience import Visible
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.prompt import one_line
+from chatmemory.domain.sensitive import is_sensitive
 from chatmemory.domain.threads import shown_threads
 from chatmemory.domain.time import require_utc, to_month
 
@@ -404,7 +405,12 @@ def build_persona_block(
     """
     rules.persona(persona)
     rules.int_range("chars_limit", chars_limit, 1)
-    in_use = [v for v in _unique(visible) if fading.archived(v.memory, now) is None]
+    # Always in the block, so never a sensitive memory (used only when directly relevant).
+    in_use = [
+        v
+        for v in _unique(visible)
+        if fading.archived(v.memory, now) is None and not is_sensitive(v.memory)
+    ]
     ranked = rank(in_use, now=now, relevance=relevance)
     sections = take(
         present,

@@ -1,7 +1,8 @@
 """The profile: a ≤ 300-token digest of the most stable memories, built without a model.
 
 Seed 002: stated facts, and inferred ones only once seen twice (a friend's vegetarian
-meal does not make the user vegetarian). Stable kinds first (facts, preferences,
+meal does not make the user vegetarian); never a sensitive one (`sensitive.py`: used only
+when directly relevant, so only per-turn recall brings it). Stable kinds first (facts, preferences,
 relationships), by importance, then how recently they were said. `built_from` records
 exactly which memories it holds, so a change to one of them triggers a rebuild and a
 deletion can tell whether the profile must be withheld until it is rebuilt.
@@ -15,6 +16,7 @@ from dataclasses import dataclass
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.profile import PROFILE_TOKEN_BUDGET
 from chatmemory.domain.prompt import one_line
+from chatmemory.domain.sensitive import is_sensitive
 from chatmemory.domain.tokens import estimate_tokens
 
 STABLE_KINDS = frozenset({Kind.FACT, Kind.PREFERENCE, Kind.RELATIONSHIP})
@@ -42,6 +44,8 @@ def qualifies(memory: Memory) -> bool:
         and memory.importance >= MIN_IMPORTANCE
         and memory.valid_until is None  # a shelf life is the opposite of stable
         and (memory.stated_by is StatedBy.USER or times_seen(memory) >= SEEN_TWICE)
+        # Health, religion, … are used only when directly relevant: recalled, never always on.
+        and not is_sensitive(memory)
     )
 
 

@@ -22,6 +22,7 @@ from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.persona_block import PersonaBlock, build_persona_block, note_line
 from chatmemory.domain.rooms import Room
+from chatmemory.domain.sensitive import is_sensitive
 from chatmemory.domain.threads import cue_thread, return_cue, room_may_ask, shown_threads
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
@@ -192,7 +193,8 @@ class RoomBlocks:
             return None, False
         if last_seen is None:
             last_seen = max(m.last_used_at or m.created_at for m in about_people)
-        threads = [m for m in about_people if m.kind is Kind.THREAD]
+        # The cue is in the block: a sensitive story is never asked about unprompted.
+        threads = [m for m in about_people if m.kind is Kind.THREAD and not is_sensitive(m)]
         ripe = cue_thread(shown_threads(threads, now.date())) if may_ask else None
         cue = return_cue(last_seen, now, ripe.memory.text if ripe else None)
         return cue, cue is not None and ripe is not None

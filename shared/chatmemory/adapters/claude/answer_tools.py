@@ -20,11 +20,11 @@ from chatmemory.domain import rules
 from chatmemory.domain.extraction import (
     DEEP_MAX_CANDIDATES,
     MAX_CANDIDATES,
-    SENSITIVE_CATEGORIES,
 )
 from chatmemory.domain.memory import Kind, StatedBy
 from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
 from chatmemory.domain.routing import Action
+from chatmemory.domain.sensitive import SENSITIVE_CATEGORIES
 from chatmemory.domain.threads import THREAD_TEXT_MAX, Cadence, Response
 from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, MAX_USES, MIN_USES, USE_CHARS
 

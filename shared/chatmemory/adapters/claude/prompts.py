@@ -11,9 +11,9 @@ from chatmemory.domain.extraction import (
     DEEP_MAX_CANDIDATES,
     IMPORTANCE_FLOOR,
     MAX_CANDIDATES,
-    SENSITIVE_CATEGORIES,
 )
 from chatmemory.domain.room_extraction import ROOM_MAX_CANDIDATES
+from chatmemory.domain.sensitive import SENSITIVE_CATEGORIES
 from chatmemory.domain.threads import THREAD_TEXT_MAX
 from chatmemory.domain.uses import CATEGORY_DESCRIPTIONS, MAX_USES, MIN_USES, USE_CHARS
 
