@@ -78,7 +78,7 @@ def test_remember_see_correct_undo_and_delete(
 
     # Then the reply shows the memories it used, a notice says what was noted in the
     # background, and the thread shows with its status
-    expect(reply.locator(".used")).to_contain_text("Memories used: ")
+    expect(reply.locator(".used")).to_contain_text("Memories used — ")
     expect(reply.locator(".used")).to_contain_text("Is vegan.")
     toast = page.locator(".toast")
     expect(toast).to_have_count(1)

@@ -178,6 +178,7 @@ def test_a_new_user_is_remembered_across_conversations_and_chat_streams(server: 
     assert kinds[:-1] == ["token"] * (len(kinds) - 1) and kinds[-1] == "done" and len(kinds) > 3
     done = events[-1][1]
     assert done["memories_used"] == [memory_id]
+    assert done["memories_used_in"] == [{"memory_id": memory_id, "block": "memories"}]
     assert done["conversation_id"] != saved.body["conversation_id"]
     assert "".join(data["text"] for kind, data in events[:-1]) == done["reply"]
     # and the streamed turn was stored like any other

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 from aws_lambda_powertools.event_handler.api_gateway import Router
 
 from chatmemory.api.documented import EVERY_CALL, Content, answers, json_content
@@ -15,8 +17,10 @@ from chatmemory.api.schemas import (
     RememberedOut,
     ThreadLineOut,
     TurnOut,
+    UsedMemoryOut,
 )
 from chatmemory.config import container
+from chatmemory.domain.prompt import UsedMemory
 from chatmemory.domain.time import as_of_instant
 from chatmemory.ports.model import ReplyDelta
 from chatmemory.services.chat import ChatRequest as ChatTurn
@@ -48,6 +52,10 @@ def _user() -> str:
     return user_id_from_event(router.current_event.raw_event)
 
 
+def used_out(used: Sequence[UsedMemory]) -> list[UsedMemoryOut]:
+    return [UsedMemoryOut(memory_id=item.memory_id, block=item.block.value) for item in used]
+
+
 def context_out(built: BuiltContext) -> ContextOut:
     blocks = built.blocks
     return ContextOut(
@@ -69,6 +77,7 @@ def context_out(built: BuiltContext) -> ContextOut:
             kickoff=blocks.kickoff,
         ),
         memories_used=built.memories_used,
+        memories_used_in=used_out(built.used),
         prompt_tokens=built.rendered.tokens,
     )
 
@@ -114,6 +123,7 @@ def chat_out(result: ChatResult) -> ChatOut:
         message_id=result.message_id,
         reply=result.reply,
         memories_used=result.memories_used,
+        memories_used_in=used_out(result.used_in),
         saved=result.saved,
         model=result.model,
     )

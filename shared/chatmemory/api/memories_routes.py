@@ -152,7 +152,7 @@ def create_memory(body: MemoryCreate) -> tuple[MemoryOut, int]:
         _user(),
         NewMemory(
             text=body.text,
-            category=body.category or rules.DEFAULT_CATEGORY,
+            category=body.category,
             persona=body.persona or rules.DEFAULT_PERSONA,
             valid_until=body.valid_until,
         ),

@@ -6,7 +6,7 @@ from typing import Annotated, Final
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StrictBool
 
-from chatmemory.api.schemas import ChatMessage, PersonaName
+from chatmemory.api.schemas import ChatMessage, PersonaName, UsedMemoryOut
 from chatmemory.domain import rules
 from chatmemory.domain.persona_block import PersonaBlock
 from chatmemory.domain.rooms import Room, RoomKind, RoomMessage, check_speaker
@@ -209,6 +209,12 @@ class UsageOut(BaseModel):
 class RoomTurnOut(BaseModel):
     message: RoomMessageOut = Field(description="The persona's reply, as stored in the room.")
     memory_ids: list[str] = Field(description="ids in the persona's block for this turn")
+    memories_used: list[str] = Field(
+        description="Every memory whose words are in this turn's prompt (the block's)."
+    )
+    memories_used_in: list[UsedMemoryOut] = Field(
+        description="The same memories, each with the block that carried it."
+    )
     meter: str | None = Field(description="The block's meter; null when the turn had no block.")
     usage: UsageOut
     model: str = Field(description='the model that answered ("offline": the stand-in)')

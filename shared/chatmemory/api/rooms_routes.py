@@ -30,10 +30,11 @@ from chatmemory.api.room_schemas import (
     RoomTurnRequest,
     UsageOut,
 )
-from chatmemory.api.schemas import PersonaName
+from chatmemory.api.schemas import PersonaName, UsedMemoryOut
 from chatmemory.config import container
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField, RoomNotFound
+from chatmemory.domain.prompt import Block
 from chatmemory.domain.rooms import NewRoomMessage, Room, RoomKind
 from chatmemory.services.room_service import NewRoom
 from chatmemory.telemetry import count
@@ -217,9 +218,15 @@ def room_turn(room_id: RoomId, body: RoomTurnRequest) -> RoomTurnOut:
     turn = container().rooms.turn(room_id, _seated(room, body.persona), charged_to=charged_to)
     count("RoomTurn")
     block = turn.block
+    used = list(block.memory_ids) if block else []
     return RoomTurnOut(
         message=RoomMessageOut.of(turn.message),
-        memory_ids=list(block.memory_ids) if block else [],
+        memory_ids=used,
+        memories_used=used,
+        memories_used_in=[
+            UsedMemoryOut(memory_id=memory_id, block=Block.PERSONA_BLOCK.value)
+            for memory_id in used
+        ],
         meter=block.meter if block else None,
         usage=UsageOut.of(turn.usage),
         model=turn.model,

@@ -456,10 +456,27 @@ class BlocksOut(BaseModel):
     )
 
 
+class UsedMemoryOut(BaseModel):
+    memory_id: str
+    block: Literal["memories", "threads", "profile", "persona_block"] = Field(
+        description="The prompt block its words came through: `memories` (recalled for "
+        "this message), `threads` (a story followed, and the return greeting), `profile` "
+        "(the always-on digest), `persona_block` (a persona's block in a room)."
+    )
+
+
+_MEMORIES_USED = (
+    "Every memory whose words are in this turn's prompt, each once: the recalled ones "
+    "first, best first, then the threads, then the profile."
+)
+_MEMORIES_USED_IN = "The same memories, each with the block that carried it."
+
+
 class ContextOut(BaseModel):
     conversation_id: str | None
     blocks: BlocksOut
-    memories_used: list[str]
+    memories_used: list[str] = Field(description=_MEMORIES_USED)
+    memories_used_in: list[UsedMemoryOut] = Field(description=_MEMORIES_USED_IN)
     prompt_tokens: int = Field(
         description="Estimated Claude input tokens of the rendered prompt (≈4 chars per "
         "token for Latin script, 1 per CJK character; see domain/tokens.py)."
@@ -470,6 +487,7 @@ class ChatOut(BaseModel):
     conversation_id: str
     message_id: str
     reply: str
-    memories_used: list[str] = Field(description="ids retrieved into this turn's prompt")
+    memories_used: list[str] = Field(description=_MEMORIES_USED)
+    memories_used_in: list[UsedMemoryOut] = Field(description=_MEMORIES_USED_IN)
     saved: list[str] = Field(description="ids written on this turn (save_memory, corrections)")
     model: str = Field(description='the model that answered ("offline": the stand-in)')

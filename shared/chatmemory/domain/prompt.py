@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 from chatmemory.domain.tokens import estimate_tokens
 
@@ -65,6 +66,23 @@ class ThreadLine:
     line: str  # "- <text> (last heard 12 days ago · <annotation>)"
 
 
+class Block(StrEnum):
+    """The block of the prompt a memory's words reached it through."""
+
+    MEMORIES = "memories"  # recalled for this message
+    THREADS = "threads"  # a story the persona follows (and the return greeting's cue)
+    PROFILE = "profile"  # the always-on digest
+    PERSONA_BLOCK = "persona_block"  # a persona's always-in block in a room
+
+
+@dataclass(frozen=True, slots=True)
+class UsedMemory:
+    """A memory whose words are in a prompt, and the block that carried them."""
+
+    memory_id: str
+    block: Block
+
+
 @dataclass(frozen=True, slots=True)
 class ContextBlocks:
     system: str
@@ -76,6 +94,22 @@ class ContextBlocks:
     threads: tuple[ThreadLine, ...] = ()
     # The return greeting: a chat reopened after quiet days opens as a reunion (seed 004 ③).
     kickoff: str = ""
+    # The memories the profile's lines say (its `built_from`): not rendered, but used.
+    profile_ids: tuple[str, ...] = ()
+
+    def used(self) -> tuple[UsedMemory, ...]:
+        """Every memory whose words these blocks put in the prompt, each once, with the
+        block that carried it: the recalled ones first (best first), then the threads,
+        then the profile. What a person is shown as "memories used"."""
+        seen: dict[str, UsedMemory] = {}
+        for block, ids in (
+            (Block.MEMORIES, [line.memory_id for line in self.memories]),
+            (Block.THREADS, [thread.memory_id for thread in self.threads]),
+            (Block.PROFILE, list(self.profile_ids) if self.profile else []),
+        ):
+            for memory_id in ids:
+                seen.setdefault(memory_id, UsedMemory(memory_id, block))
+        return tuple(seen.values())
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,6 +23,7 @@ from chatmemory.domain.errors import DomainError, InvalidField, ModelUnavailable
 from chatmemory.domain.events import Actor, MemoryEvent, Op
 from chatmemory.domain.extraction import looks_pasted
 from chatmemory.domain.ids import new_conversation_id, new_event_id
+from chatmemory.domain.prompt import UsedMemory
 from chatmemory.domain.quotas import DEEP_WRITE_COST, MODEL_TURNS
 from chatmemory.domain.secrets import find_secret, without_secrets
 from chatmemory.domain.tokens import estimate_tokens
@@ -96,6 +97,7 @@ class ChatResult:
     memories_used: list[str]
     saved: list[str]
     model: str
+    used_in: tuple[UsedMemory, ...] = ()
 
 
 @dataclass
@@ -262,6 +264,8 @@ class ChatService:
             )
         else:
             conversation_id = conversation.conversation_id
+        # Every memory whose words were in the prompt: a reply may quote any of them, so
+        # deleting one withdraws the reply (context.py) and rewrites summaries (purge.py).
         used = built.memories_used
         user_message, reply_message = self._stores.conversations.append_messages(
             request.user_id,
@@ -274,9 +278,13 @@ class ChatService:
             create=create,
         )
         saved = self._save(request.user_id, conversation_id, user_message.message_id, saves)
-        if used:
+        recalled = built.recalled_ids  # chosen for this message: a use that reinforces them
+        if recalled:
             self._stores.memories.record_use(
-                request.user_id, used, now, [self._use_event(request.user_id, m, now) for m in used]
+                request.user_id,
+                recalled,
+                now,
+                [self._use_event(request.user_id, m, now) for m in recalled],
             )
         self._after.follow(
             StoredExchange(
@@ -297,6 +305,7 @@ class ChatService:
             message_id=reply_message.message_id,
             reply=done.text,
             memories_used=used,
+            used_in=built.used,
             saved=saved,
             model=self._model.name,
         )

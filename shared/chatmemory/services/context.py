@@ -29,10 +29,12 @@ from chatmemory.domain.prompt import (
     RenderedPrompt,
     ThreadLine,
     Turn,
+    UsedMemory,
     neutralise,
     one_line,
     render,
 )
+from chatmemory.domain.sensitive import is_sensitive
 from chatmemory.domain.threads import (
     ThreadView,
     cue_thread,
@@ -84,7 +86,18 @@ class BuiltContext:
     degraded: bool  # recall failed and the turn goes on without memories
 
     @property
+    def used(self) -> tuple[UsedMemory, ...]:
+        """Every memory whose words are in the prompt, with the block that carried it."""
+        return self.blocks.used()
+
+    @property
     def memories_used(self) -> list[str]:
+        """The ids of `used`: the recalled ones first, best first, then threads, profile."""
+        return [item.memory_id for item in self.used]
+
+    @property
+    def recalled_ids(self) -> list[str]:
+        """The memories recall chose for this message (a use that reinforces them)."""
         return [line.memory_id for line in self.blocks.memories]
 
 
@@ -175,6 +188,7 @@ class ContextService:
         )
         summary, recent, messages = self._short_term(conversation, pending)
         profile_text, note, kickoff = "", "", ""
+        profile_ids: tuple[str, ...] = ()
         recalled: list[Recalled] = []
         threads: list[ThreadView] = []
         degraded = False
@@ -192,7 +206,7 @@ class ContextService:
                 as_of=request.as_of,
             )
         elif memory_on:
-            profile_text = self._profile(request.user_id, persona, pending)
+            profile_text, profile_ids = self._profile(request.user_id, persona, pending)
             note = settings.note
             threads = self._threads(request.user_id, persona, messages, now)
             kickoff = self._kickoff(request.user_id, persona, conversation, threads, now)
@@ -219,6 +233,7 @@ class ContextService:
                 for view in threads
             ),
             kickoff=neutralise(kickoff),
+            profile_ids=profile_ids,
             memories=tuple(
                 RememberedLine(
                     memory_id=item.memory.memory_id,
@@ -249,15 +264,18 @@ class ContextService:
         day (law 8). A failure only loses the threads, never the turn."""
         today = now.date()
         try:
-            rows = self._stores.threads.list_threads(user_id, persona)
+            listed = self._stores.threads.list_threads(user_id, persona)
         except Exception as exc:
             log.warning("threads unavailable", extra={"error_type": type(exc).__name__})
             return []
+        # The threads block is in every prompt: a sensitive story (an operation) is only
+        # recalled, when a message is about it.
+        rows = [row for row in listed if not is_sensitive(row)]
         replies_today = [
             m.content for m in messages if m.role is Role.ASSISTANT and m.created_at.date() == today
         ]
-        asked_here_today = any(meta_of(row).asked == today for row in rows) or any(
-            mentions(reply, row.text) for reply in replies_today for row in rows
+        asked_here_today = any(meta_of(row).asked == today for row in listed) or any(
+            mentions(reply, row.text) for reply in replies_today for row in listed
         )
         return shown_threads(rows, today, asked_here_today=asked_here_today)
 
@@ -313,12 +331,16 @@ class ContextService:
         gone = used - self._stores.memories.visible_ids(user_id, sorted(used))
         return {m.seq for m in messages if gone.intersection(m.memories_used)}
 
-    def _profile(self, user_id: str, persona: str, pending: list[Tombstone]) -> str:
+    def _profile(
+        self, user_id: str, persona: str, pending: list[Tombstone]
+    ) -> tuple[str, tuple[str, ...]]:
+        """The profile's text and the memories its lines say; nothing while it may hold a
+        deleted memory."""
         profile = self._stores.user_state.get_profile(user_id, persona)
-        if profile is None:
-            return ""
+        if profile is None or not profile.text:
+            return "", ()
         deleted = {version for tombstone in pending for version in tombstone.versions}
         if deleted & set(profile.built_from):
             log.info("profile withheld until its purge rebuilds it")
-            return ""
-        return profile.text
+            return "", ()
+        return profile.text, profile.built_from

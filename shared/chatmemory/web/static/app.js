@@ -499,6 +499,14 @@ async function forgetEverything() {
 
 // ---- the demo chat ---------------------------------------------------------------------
 
+// How the page names the prompt block a used memory came through.
+const USED_BLOCKS = [
+  ["memories", "recalled for this message"],
+  ["threads", "stories followed"],
+  ["profile", "profile"],
+  ["persona_block", "the persona's block"],
+];
+
 function labelOf(memoryId) {
   const memory = state.memories.get(memoryId);
   return memory ? memory.text : "a memory no longer shown";
@@ -598,8 +606,15 @@ async function finishTurn(turn, done) {
     reported("Refreshing your memories")(error);
   }
   const lines = [];
-  if (done.memories_used.length) {
-    lines.push(h("p", { class: "used" }, "Memories used: ", done.memories_used.map(labelOf).join(" · ")));
+  const used = done.memories_used_in || done.memories_used.map((memory_id) => ({ memory_id, block: "memories" }));
+  if (used.length) {
+    // Every memory whose words were in the prompt, by the block that carried it.
+    const parts = [];
+    for (const [block, title] of USED_BLOCKS) {
+      const labels = used.filter((item) => item.block === block).map((item) => labelOf(item.memory_id));
+      if (labels.length) parts.push(`${title}: ${labels.join(" · ")}`);
+    }
+    lines.push(h("p", { class: "used" }, "Memories used — ", parts.join("; ")));
   }
   if (done.saved.length) {
     lines.push(h("p", { class: "used" }, "Saved now: ", done.saved.map(labelOf).join(" · ")));
