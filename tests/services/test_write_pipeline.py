@@ -99,9 +99,12 @@ def test_a_fact_that_stopped_being_true_is_closed_not_deleted(product: Product) 
 
     product.go_quiet()
 
-    assert product.active() == []
+    # Then the job is history, closed under what ended it, which is kept (seed 000)
     [closed] = product.stores.memories.list_memories(ALICE, MemoryQuery(status=Status.CLOSED)).items
     assert closed.text == "Works as a teacher at Oakridge School." and closed.valid_to is not None
+    [ending] = product.stores.memories.list_memories(ALICE, MemoryQuery()).items
+    assert closed.closed_by == ending.memory_id
+    assert ending.text in ("Left their job.", "Quit their job.")
 
 
 def test_a_pasted_document_plants_no_memory(product: Product) -> None:

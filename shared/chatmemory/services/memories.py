@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from chatmemory.domain import fading, rules, write_filter
+from chatmemory.domain.endings import ending_of, ends
 from chatmemory.domain.errors import (
     ConcurrentChange,
     InvalidField,
@@ -27,6 +28,7 @@ from chatmemory.domain.ids import (
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status, as_it_stood, believed_at
 from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
 from chatmemory.domain.tombstone import Tombstone
+from chatmemory.domain.uses import category_by_words
 from chatmemory.domain.uses_origin import carried_over, waits_for_job
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.jobs import Jobs, PurgeStarter
@@ -50,7 +52,9 @@ class NewMemory:
     """What a user (or the model, on their behalf) asks to remember."""
 
     text: str
-    category: str = rules.DEFAULT_CATEGORY
+    # None: the caller left it out. The same words then land on the belief already held,
+    # whatever its category; a new one is filed under the category its words name.
+    category: str | None = None
     persona: str = rules.DEFAULT_PERSONA
     valid_until: datetime | None = None
     key: str | None = None
@@ -191,16 +195,26 @@ class MemoryService:
     # ---- writes ---------------------------------------------------------------------
 
     def create(self, user_id: str, new: NewMemory, *, actor: Actor = Actor.USER) -> Created:
-        """Store a user-stated memory; the same belief stated again returns the first one."""
+        """Store a user-stated memory; the same belief stated again returns the first one.
+
+        A belief's identity never rests on a field the caller left out: the same words
+        (as identities compare them) already held for this persona are that belief, in
+        whichever category it was filed; otherwise an omitted category is the one the
+        words name (`uses.category_by_words`), then `general`."""
         self._require_enabled(user_id, new.persona)
         write_filter.check("text", new.text)
         now = self._clock.now()
         if new.valid_until is not None and new.valid_until <= now:
             raise InvalidField("valid_until", "must be in the future")
+        held = self._held_in_these_words(user_id, new.persona, new.text)
+        if held is not None:
+            return Created(self.reinforce(held), created=False)
+        category = new.category or category_by_words(new.text) or rules.DEFAULT_CATEGORY
+        new = dataclasses.replace(new, category=category)
         memory, created = self._land(
             user_id,
             new.persona,
-            belief_identity(new.category, new.text),
+            belief_identity(category, new.text),
             lambda memory_id: self._prepared(self._build(user_id, memory_id, new, now)),
             actor,
         )
@@ -208,9 +222,24 @@ class MemoryService:
             # The same belief stated again: new evidence, which keeps it (and revives it if
             # it had been archived).
             return Created(self.reinforce(memory), created=False)
+        self.close_what_it_ends(memory, actor=actor)
         self._guard_cap(user_id)
         self._ask_for_uses(memory)
         return Created(memory, created=True)
+
+    def _held_in_these_words(self, user_id: str, persona: str, text: str) -> Memory | None:
+        """The active belief of this persona already said in these words, if any."""
+        said = normalise_for_identity(text)
+        return next(
+            (
+                memory
+                for memory in self._stores.memories.iter_memories(
+                    user_id, MemoryQuery(persona=persona)
+                )
+                if normalise_for_identity(memory.text) == said
+            ),
+            None,
+        )
 
     def _land(
         self,
@@ -321,7 +350,7 @@ class MemoryService:
             return self.create(user_id, new, actor=actor).memory
         if normalise_for_identity(target.text) == normalise_for_identity(new.text):
             return target
-        landing, held = self._replacement_id(target, new.category, new.text)
+        landing, held = self._replacement_id(target, new.category or target.category, new.text)
         if held is not None:
             return self._settle_on(target, held, actor=actor)
         now = self._clock.now()
@@ -361,8 +390,35 @@ class MemoryService:
         write_filter.check("text", memory.text)
         if not self._add(self._prepared(memory), Actor.EXTRACTOR):
             return False
+        self.close_what_it_ends(memory, actor=Actor.EXTRACTOR)
         self._guard_cap(memory.user_id)
         return True
+
+    def close_what_it_ends(self, memory: Memory, *, actor: Actor) -> list[Memory]:
+        """A memory that says something stopped ("Sold their flat in Xuhui.") closes the
+        beliefs it ends ("Owns a flat in Xuhui."), under it: `valid_to` now, `closed_by`
+        the ending (domain/endings.py). Every path that adds a memory runs it."""
+        ending = ending_of(memory.text)
+        if ending is None:
+            return []
+        held = self._stores.memories.iter_memories(
+            memory.user_id, MemoryQuery(persona=memory.persona)
+        )
+        closed = []
+        for target in [row for row in held if ends(ending, memory, row)]:
+            try:
+                closed.append(self.close(target, actor=actor, closed_by=memory.memory_id))
+            except (ConcurrentChange, MemoryNotFound):
+                continue  # it moved on meanwhile: nothing left to close
+        return closed
+
+    def close_under(self, target: Memory, ending: Memory | None, *, actor: Actor) -> Memory | None:
+        """`target` stopped being true, as `ending` (the memory that says so, already
+        written, or None) tells: closed under it unless the ending closed it already."""
+        try:
+            return self.close(target, actor=actor, closed_by=ending.memory_id if ending else None)
+        except (ConcurrentChange, MemoryNotFound):
+            return None
 
     def supersede(self, target: Memory, replacement: Memory, *, actor: Actor) -> Memory:
         """Replace `target` with `replacement` (which must say it supersedes it): the old
@@ -652,7 +708,7 @@ class MemoryService:
             created_at=now,
             updated_at=now,
             persona=new.persona,
-            category=new.category,
+            category=new.category or rules.DEFAULT_CATEGORY,
             key=new.key,
             stated_by=StatedBy.USER,
             valid_until=new.valid_until,

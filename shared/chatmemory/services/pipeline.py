@@ -499,7 +499,11 @@ class WritePipeline:
             if resolved.action is Action.UPDATE and resolved.target is not None:
                 return self._update(run, candidate, resolved.target)
             if resolved.action is Action.CLOSE and resolved.target is not None:
-                return self._memories.close(resolved.target, actor=Actor.EXTRACTOR)
+                # What says it stopped is kept, and the belief closes under it (seed 000:
+                # the arc stays readable, `closed_by` the ending).
+                ending = self._add(run, candidate)
+                self._memories.close_under(resolved.target, ending, actor=Actor.EXTRACTOR)
+                return ending
             same = next(
                 (n.memory for n in case.neighbours if _same_fact(n.memory, candidate)), None
             )

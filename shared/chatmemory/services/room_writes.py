@@ -494,7 +494,9 @@ class RoomWrites:
             replacement = new.with_changes(supersedes=target.memory_id)
             return memories.supersede(target, replacement, actor=Actor.EXTRACTOR)
         if resolved.action is Action.CLOSE and target is not None:
-            return memories.close(target, actor=Actor.EXTRACTOR)
+            ending = new if memories.add_extracted(new) else None
+            memories.close_under(target, ending, actor=Actor.EXTRACTOR)
+            return ending
         said = normalise_for_identity(new.text)
         same = next(
             (n.memory for n in case.neighbours if normalise_for_identity(n.memory.text) == said),
