@@ -48,6 +48,7 @@ from chatmemory.domain.ids import normalise_for_identity
 from chatmemory.domain.memory import Kind, StatedBy
 from chatmemory.domain.restate import third_person
 from chatmemory.domain.routing import Action, Neighbour, RouteDecision
+from chatmemory.domain.standing import key_of, standing_key
 from chatmemory.domain.uses import CATEGORY_KEYS, category_by_words
 
 _NAME = r"([A-Z][\w'-]+(?:\s[A-Z][\w'-]+)?)"
@@ -196,7 +197,13 @@ class OfflineExtractor:
         for neighbour in neighbours:
             if normalise_for_identity(neighbour.memory.text) == said:
                 return RouteDecision(Action.NONE)
-        same_key = [n for n in neighbours if candidate.key and n.memory.key == candidate.key]
+        fact = standing_key(candidate.key, candidate.text)  # a key, or what the words state
+        same_key = [
+            n
+            for n in neighbours
+            if (candidate.key and n.memory.key == candidate.key)
+            or (fact is not None and key_of(n.memory) == fact)
+        ]
         if not same_key:
             return RouteDecision(Action.ADD)
         newest = max(same_key, key=lambda n: n.memory.created_at)

@@ -59,6 +59,8 @@ _CORRECTION = re.compile(
 _NOT_ANYMORE = re.compile(
     r"\bI(?:'m| am) (?:not|no longer) (?P<what>[^.!?,]+?)(?: any ?more)?[.!]*\s*$", re.IGNORECASE
 )
+# Where one thing asked to be remembered becomes two: "…, and I …", "… and my …".
+_SEPARATE_FACTS = re.compile(r",?\s+and\s+(?=(?:I|I'm|I've|I'd|my)\b)")
 _MEMORY_LINE = re.compile(
     r"^(?P<number>\d+)\. (?P<text>.+) \(last mentioned (?P<month>\d{4}-\d{2})(?: · [^)]*)?\)$"
 )
@@ -185,7 +187,10 @@ class OfflineModel(Model):
             return f"{LABEL} Noted — I'll remember this conversation. {_OFFLINE}"
         remembered = _REMEMBER.search(message)
         if remembered and can_save:
-            return self._save(remembered.group("fact"), recalled, run_tool, corrected=False)
+            # "… that I live in Lisbon now and I work as a carpenter": two facts, two saves.
+            said = [part for part in _SEPARATE_FACTS.split(remembered.group("fact")) if part]
+            replies = [self._save(part, recalled, run_tool, corrected=False) for part in said]
+            return _one_reply(replies)
         if concluded is not None:
             # Once, in a line, and nothing quoted: the story is theirs to tell.
             return f"{LABEL} {CONGRATULATIONS if concluded.good else NOTED_ENDING} {_OFFLINE}"
@@ -226,6 +231,12 @@ class OfflineModel(Model):
             previous = f" (instead of: {replaced.text})" if replaced else ""
             return f"{LABEL} Thanks for correcting me — I've updated it: {text}{previous}{left_out}"
         return f"{LABEL} Noted — I'll remember: {text}{left_out}"
+
+
+def _one_reply(replies: Sequence[str]) -> str:
+    """Several saves' replies as one: the label once, each note after it."""
+    notes = [reply.removeprefix(LABEL).strip() for reply in replies]
+    return " ".join([LABEL, *notes])
 
 
 def _read_final_turn(content: str) -> _FinalTurn:

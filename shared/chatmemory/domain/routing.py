@@ -22,6 +22,7 @@ from enum import StrEnum
 from chatmemory.domain.extraction import Candidate
 from chatmemory.domain.ids import normalise_for_identity
 from chatmemory.domain.memory import Memory, StatedBy
+from chatmemory.domain.standing import key_of, standing_key
 
 
 class Action(StrEnum):
@@ -110,8 +111,15 @@ def _why_not(
     if any(normalise_for_identity(n.memory.text) == said for n in neighbours):
         return "kept: already remembered in these words"
     if action is Action.ADD:
-        newer_same_key = bool(candidate.key) and any(
-            n.memory.key == candidate.key and newer(n.memory) for n in neighbours
+        # The same single-valued fact, whether a key says so or the words do (standing.py).
+        fact = standing_key(candidate.key, candidate.text)
+        newer_same_key = any(
+            newer(n.memory)
+            and (
+                (candidate.key is not None and n.memory.key == candidate.key)
+                or (fact is not None and key_of(n.memory) == fact)
+            )
+            for n in neighbours
         )
         return "kept: a newer statement holds this key" if newer_same_key else None
     if target is None:

@@ -53,6 +53,7 @@ from chatmemory.domain.notice import Notice, announce
 from chatmemory.domain.room_extraction import WORLD_CAP, filter_room_candidates, whom_about
 from chatmemory.domain.rooms import Room, RoomMessage
 from chatmemory.domain.routing import Action, Neighbour, Resolved, numbered, resolve
+from chatmemory.domain.standing import key_of, standing_key
 from chatmemory.domain.threads import ThreadReport, acknowledged_after
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
@@ -431,10 +432,11 @@ class RoomWrites:
             scored.append((vectors.cosine(vector, row_vector), memory))
         scored.sort(key=lambda pair: pair[0], reverse=True)
         chosen = {m.memory_id: m for score, m in scored[:NEIGHBOURS] if score >= NEIGHBOUR_FLOOR}
-        if candidate.key:
-            for memory in same_scope:
-                if memory.key == candidate.key:
-                    chosen.setdefault(memory.memory_id, memory)
+        fact = standing_key(candidate.key, candidate.text)
+        for memory in same_scope:
+            same_key = candidate.key is not None and memory.key == candidate.key
+            if same_key or (fact is not None and key_of(memory) == fact):
+                chosen.setdefault(memory.memory_id, memory)
         return numbered(sorted(chosen.values(), key=lambda m: m.created_at, reverse=True))
 
     def _new_memory(
