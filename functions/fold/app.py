@@ -1,5 +1,6 @@
 """Lambda entry point for the fold queue: each SQS message asks to fold one conversation,
-or to write the uses of memories stored without their own.
+to write the uses of memories stored without their own, or to rebuild a profile after its
+memories changed.
 
 The chat path enqueues a fold when a conversation's verbatim window is full; a memory
 typed, saved in a chat or corrected enqueues its uses (SqsJobs). Messages carry ids only.
@@ -21,6 +22,11 @@ from chatmemory.telemetry import count, logger
 def fold_queue_job(record: SQSRecord) -> None:
     """Run the job a message names; ValueError if the message is not a job."""
     built = container()
+    profile_job = built.read_profile_job(record.body)
+    if profile_job is not None:
+        changed = built.profiles.rebuild(*profile_job)
+        count("ProfileRebuilt" if changed else "ProfileUnchanged")
+        return
     uses_job = built.read_uses_job(record.body)
     if uses_job is not None:
         # A model failure leaves the category's uses; an embedder failure, no vectors yet

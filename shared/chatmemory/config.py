@@ -43,6 +43,7 @@ from chatmemory.services.observe import ObserveService
 from chatmemory.services.persona_view import PersonaView
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
 from chatmemory.services.portability import PortabilityService
+from chatmemory.services.profile import ProfileRebuilds
 from chatmemory.services.purge import InProcessPurge, PurgePipeline, PurgeSweep
 from chatmemory.services.quotas import QuotaGuard
 from chatmemory.services.recall import RecallService
@@ -551,7 +552,13 @@ class Container:
 
     @cached_property
     def context(self) -> ContextService:
-        return ContextService(self.stores, self.clock, self.retriever)
+        return ContextService(self.stores, self.clock, self.retriever, profiles=self.profiles)
+
+    @cached_property
+    def profiles(self) -> ProfileRebuilds:
+        """Each profile kept a function of the active memories: rebuilt, debounced, after
+        any write to them (the jobs thread locally, the fold queue on AWS)."""
+        return ProfileRebuilds(self.stores, self.clock, self.jobs)
 
     @cached_property
     def memories(self) -> MemoryService:
@@ -564,6 +571,7 @@ class Container:
             self.purge_starter,
             uses_jobs=self.jobs,
             model_writes_uses=self.model_writes_uses,
+            profiles=self.profiles,
         )
 
     @cached_property
@@ -651,6 +659,7 @@ class Container:
             FoldJob,
             IdleJob,
             Job,
+            ProfileJob,
             QueuedJobs,
             RoomQuietJob,
             UsesJob,
@@ -667,6 +676,8 @@ class Container:
                 self.room_writes.check(job.room_id)
             elif isinstance(job, UsesJob):
                 self.uses.write(job.user_id, job.memory_ids)
+            elif isinstance(job, ProfileJob):
+                self.profiles.rebuild(job.user_id, job.persona)
             else:
                 self.purge.run(job.request)
 
@@ -690,6 +701,14 @@ class Container:
 
         _, user_id, conversation_id = parse_job(body)
         return user_id, conversation_id
+
+    @staticmethod
+    def read_profile_job(body: str) -> tuple[str, str] | None:
+        """(user_id, persona) a fold-queue message names when it asks for a profile
+        rebuild; None when it is another job; ValueError if it asks but names none."""
+        from chatmemory.adapters.sqs_jobs import parse_profile_job  # noqa: PLC0415
+
+        return parse_profile_job(body)
 
     @staticmethod
     def read_uses_job(body: str) -> tuple[str, tuple[str, ...]] | None:
@@ -875,6 +894,7 @@ class Container:
             self.indexer,
             uses_jobs=self.jobs,
             model_writes_uses=self.model_writes_uses,
+            profiles=self.profiles,
         )
 
     # ---- change events (metadata only, never text) ------------------------------------

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import timedelta
 from typing import Any
 
 import boto3
@@ -11,7 +12,13 @@ import pytest
 from moto import mock_aws
 
 from chatmemory.adapters.clock import ManualClock
-from chatmemory.adapters.sqs_jobs import USES_PER_MESSAGE, SqsJobs, parse_job, parse_uses_job
+from chatmemory.adapters.sqs_jobs import (
+    USES_PER_MESSAGE,
+    SqsJobs,
+    parse_job,
+    parse_profile_job,
+    parse_uses_job,
+)
 
 REGION = "eu-west-1"
 MEMORY_IDS = ["mem_01JDX3A7Q2", "mem_01JDX3B9K4"]
@@ -111,3 +118,23 @@ def test_a_uses_job_that_does_not_name_its_user_and_memories_is_refused(
 ) -> None:
     with pytest.raises(ValueError, match="a uses job"):
         parse_uses_job(json.dumps(body))
+
+
+def test_a_profile_rebuild_is_a_delayed_message_on_the_fold_queue(
+    jobs: SqsJobs, sqs: Any, fold_queue: str, clock: ManualClock
+) -> None:
+    # When a write asks for the profile to be rebuilt two seconds from now
+    jobs.profile_later("user-123", "warren", clock.now() + timedelta(seconds=2))
+
+    # Then nothing is visible yet (SQS holds it back for the debounce)
+    assert bodies(sqs, fold_queue) == []
+    sent = sqs.get_queue_attributes(
+        QueueUrl=fold_queue, AttributeNames=["ApproximateNumberOfMessagesDelayed"]
+    )
+    assert sent["Attributes"]["ApproximateNumberOfMessagesDelayed"] == "1"
+    # and the consumer reads its body as the user and the persona, nothing else
+    body = json.dumps({"type": "profile", "user_id": "user-123", "persona": "warren"})
+    assert parse_profile_job(body) == ("user-123", "warren")
+    assert parse_profile_job(json.dumps({"type": "uses", "user_id": "u", "memory_ids": []})) is None
+    with pytest.raises(ValueError, match="names its user and persona"):
+        parse_profile_job(json.dumps({"type": "profile", "user_id": "user-123"}))

@@ -147,6 +147,55 @@ def test_a_server_ahead_of_time_takes_real_tokens_and_its_flush_runs_on_its_day(
 INTERVIEW = "I have a job interview at Acme on Thursday."
 
 
+def test_memories_imported_and_typed_reach_the_profile_after_a_flush(
+    environment: dict[str, str],
+) -> None:
+    # Given a server, five memories imported and two typed over HTTP, and no chat
+    with serve_in_process(environment) as served:
+        token = served.cli("token", "ana").stdout.strip()
+        rows = [
+            _exported_row(f"mem_import_{number}", text, category)
+            for number, (text, category) in enumerate(
+                [
+                    ("Lives in Pune.", "location"),
+                    ("Works as a nurse.", "work"),
+                    ("Has a cat named Miso.", "pets"),
+                    ("Speaks Marathi.", "language"),
+                    ("Plays the cello.", "hobbies"),
+                ]
+            )
+        ]
+        document = {"schema": "chatmemory.export/1", "memories": rows}
+        imported = _call(served.url, "POST", "/v1/memories/import", token, document)
+        for text in ("Is vegetarian.", "Loves hiking."):
+            assert _call(served.url, "POST", "/v1/memories", token, {"text": text})[0] == 201
+
+        # When the background work is flushed
+        flushed = served.cli("flush").stdout
+        status, context = _call(served.url, "POST", "/v1/context", token, {"message": "Hi"})
+
+    # Then the next context's profile holds all seven, and says which they are
+    assert imported[0] == 200, imported
+    assert "profile(s)" in flushed  # the server's worker may have rebuilt it already
+    assert status == 200 and len(context["blocks"]["profile"].splitlines()) == 7
+    profile = [u for u in context["memories_used_in"] if u["block"] == "profile"]
+    assert len(profile) == 7
+
+
+def _exported_row(memory_id: str, text: str, category: str) -> dict[str, Any]:
+    """A memory as `chatmemory.export/1` writes it (docs/api.md "Export and import")."""
+    learned = "2026-10-01T09:00:00.000000Z"
+    return {
+        "memory_id": memory_id, "text": text, "category": category, "kind": "fact",
+        "persona": "assistant", "subject": "user", "stated_by": "user", "importance": 5,
+        "status": "active", "key": None, "created_at": learned, "updated_at": learned,
+        "valid_from": None, "valid_until": None, "valid_to": None, "supersedes": None,
+        "closed_by": None, "source_message_id": None, "evidence": [], "last_used_at": None,
+        "recall_count": 0, "seen": None, "stability_days": None, "reinforced_at": None,
+        "archived_at": None, "uses": None, "uses_from": None, "thread": None,
+    }  # fmt: skip
+
+
 def _call(url: str, method: str, path: str, token: str, body: Any = None) -> tuple[int, Any]:
     data = json.dumps(body).encode() if body is not None else None
     request = Request(url + path, data=data, method=method)  # noqa: S310 - our own local server

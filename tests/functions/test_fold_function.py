@@ -258,3 +258,23 @@ def test_a_model_that_fails_fails_no_message(
     # Then the memory keeps its category's uses and nothing is retried or dead-lettered
     assert failed_ids(result) == []
     assert built.stores.memories.get_memory(USER, memory.memory_id) == memory
+
+
+def test_a_profile_job_rebuilds_the_profile_from_the_memories_written_outside_a_chat(
+    handler: Any, container: Container
+) -> None:
+    # Given memories typed through the API (no chat, so no write pipeline ran)
+    container.memories.create(USER, NewMemory(text="Lives in Lisbon.", category="location"))
+    container.memories.create(USER, NewMemory(text="Plays the cello.", category="hobbies"))
+    assert container.stores.user_state.get_profile(USER) is None
+
+    # When the fold queue delivers the profile job those writes asked for (the sample's)
+    result = invoke(handler, sample_event("fold", "profile_job"))
+
+    # Then the profile holds them, and a second delivery changes nothing
+    assert failed_ids(result) == []
+    profile = container.stores.user_state.get_profile(USER)
+    assert profile is not None
+    assert sorted(profile.text.splitlines()) == ["- Lives in Lisbon.", "- Plays the cello."]
+    assert failed_ids(invoke(handler, sample_event("fold", "profile_job"))) == []
+    assert container.stores.user_state.get_profile(USER) == profile

@@ -223,17 +223,18 @@ def test_a_correction_lands_on_its_beliefs_identity(product: Product) -> None:
 
 
 def test_correcting_into_a_belief_already_held_keeps_one_record(product: Product) -> None:
-    # Given two memories, one of them saying what the other is corrected to
-    vegan = remember(product, "Is vegan.", category="diet")
-    vegetarian = remember(product, "Is vegetarian.", category="diet")
+    # Given two memories, one of them saying what the other is corrected to (two things
+    # one may do at once: a single-valued fact, a diet, would have closed the first)
+    cello = remember(product, "Plays the cello.", category="hobbies")
+    piano = remember(product, "Plays the piano.", category="hobbies")
     # When the second is corrected into the first's words
-    kept = product.memories.correct(ALICE, vegetarian.memory_id, text="Is vegan.")
+    kept = product.memories.correct(ALICE, piano.memory_id, text="Plays the cello.")
     # Then the first stays the one record; the corrected one is history, closed by it
-    assert kept.memory_id == vegan.memory_id
-    assert listed(product) == ["Is vegan."]
-    history = product.stores.memories.get_memory(ALICE, vegetarian.memory_id)
+    assert kept.memory_id == cello.memory_id
+    assert listed(product) == ["Plays the cello."]
+    history = product.stores.memories.get_memory(ALICE, piano.memory_id)
     assert history is not None
-    assert history.status is Status.CLOSED and history.closed_by == vegan.memory_id
+    assert history.status is Status.CLOSED and history.closed_by == cello.memory_id
 
 
 class RepeatingExtractor:

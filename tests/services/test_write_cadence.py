@@ -21,6 +21,7 @@ from chatmemory.domain.extraction import (
 from chatmemory.domain.tokens import estimate_tokens
 from chatmemory.ports.stores import Stores
 from chatmemory.services.memories import NewMemory
+from chatmemory.services.profile import PROFILE_DEBOUNCE
 from tests.support import builders
 from tests.support.product import ALICE, Product
 
@@ -48,6 +49,8 @@ def know(product: Product, how_many: int, *, days_ago: int = 1) -> None:
         product.memories.create(
             ALICE, NewMemory(text=f"Has been to city number {number}.", category="travel")
         )
+    product.clock.advance(PROFILE_DEBOUNCE)
+    product.jobs.run_due()  # the profile they asked for is rebuilt, as the worker would
     product.clock.set(now)
 
 

@@ -7,7 +7,14 @@ from datetime import timedelta
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.hashing_embedder import HashingEmbedder
-from chatmemory.adapters.local_jobs import FoldJob, IdleJob, Job, QueuedJobs, RoomQuietJob
+from chatmemory.adapters.local_jobs import (
+    FoldJob,
+    IdleJob,
+    Job,
+    ProfileJob,
+    QueuedJobs,
+    RoomQuietJob,
+)
 from chatmemory.adapters.offline_model import OfflineModel
 from chatmemory.ports.jobs import Jobs
 from chatmemory.ports.model import Model
@@ -21,6 +28,7 @@ from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
 from chatmemory.services.notices import NoticeService
 from chatmemory.services.pipeline import InProcessPipeline, WritePipeline
+from chatmemory.services.profile import ProfileRebuilds
 from chatmemory.services.quotas import QuotaGuard
 from chatmemory.services.relevance import RelevanceModel, params_for
 from chatmemory.services.retrieval import Retriever
@@ -49,21 +57,29 @@ class Product:
         model = model or OfflineModel()
         index = ExactIndex(stores.recall)
         self.stores, self.clock = stores, clock
+        self.jobs = QueuedJobs(clock)
+        self.profiles = ProfileRebuilds(stores, clock, self.jobs)
         self.memories = MemoryService(
-            stores, clock, MemoryIndexer(embedder, index), uses_jobs=uses_jobs
+            stores,
+            clock,
+            MemoryIndexer(embedder, index),
+            uses_jobs=uses_jobs,
+            profiles=self.profiles,
         )
         self.settings = SettingsService(stores, clock)
         self.notices = NoticeService(stores, clock, self.memories)
         relevance = RelevanceModel(embedder, params_for(embedder.name, threshold=0.25))
         self.context = ContextService(
-            stores, clock, Retriever(stores, embedder, index, clock, relevance)
+            stores,
+            clock,
+            Retriever(stores, embedder, index, clock, relevance),
+            profiles=self.profiles,
         )
         context = self.context
         self.pipeline = WritePipeline(
             stores, clock, model=model, memories=self.memories, embedder=embedder, index=index
         )
         self.idle = IdleTrigger(stores, clock, InProcessPipeline(self.pipeline), idle_after=IDLE)
-        self.jobs = QueuedJobs(clock)
         folder = Folder(stores, clock, model)
         self.room_blocks = RoomBlocks(stores, clock, embedder)
         self.rooms = RoomService(
@@ -81,6 +97,8 @@ class Product:
                 self.idle.check(job.user_id, job.conversation_id)
             elif isinstance(job, RoomQuietJob):
                 self.room_writes.check(job.room_id)
+            elif isinstance(job, ProfileJob):
+                self.profiles.rebuild(job.user_id, job.persona)
 
         self.jobs.bind(run)
         self.chat = ChatService(

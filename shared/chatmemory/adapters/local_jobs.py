@@ -39,6 +39,14 @@ class RoomQuietJob:
 
 
 @dataclass(frozen=True, slots=True)
+class ProfileJob:
+    """Rebuild this persona's profile of the user (a timer: re-armed by every write)."""
+
+    user_id: str
+    persona: str
+
+
+@dataclass(frozen=True, slots=True)
 class PurgeJob:
     request: PurgeRequest
 
@@ -51,8 +59,8 @@ class UsesJob:
     memory_ids: tuple[str, ...]
 
 
-Job = FoldJob | IdleJob | RoomQuietJob | PurgeJob | UsesJob
-Timer = IdleJob | RoomQuietJob
+Job = FoldJob | IdleJob | RoomQuietJob | PurgeJob | UsesJob | ProfileJob
+Timer = IdleJob | RoomQuietJob | ProfileJob
 Handler = Callable[[Job], None]
 
 
@@ -81,6 +89,10 @@ class QueuedJobs(Jobs):
     def room_quiet_later(self, room_id: str, due_at: datetime) -> None:
         with self._lock:
             self._timers[RoomQuietJob(room_id)] = due_at
+
+    def profile_later(self, user_id: str, persona: str, due_at: datetime) -> None:
+        with self._lock:
+            self._timers[ProfileJob(user_id, persona)] = due_at
 
     def uses_later(self, user_id: str, memory_ids: Sequence[str]) -> None:
         if memory_ids:

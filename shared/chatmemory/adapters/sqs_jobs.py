@@ -26,6 +26,7 @@ log = logging.getLogger(__name__)
 FOLD = "fold"
 ROOM_QUIET = "room_quiet"
 USES = "uses"
+PROFILE = "profile"
 #: SQS delays a message by at most 15 minutes.
 MAX_DELAY_SECONDS = 900
 #: memory ids one uses job names (a chat turn or a request writes one or two); more go
@@ -83,6 +84,16 @@ class SqsJobs(Jobs):
             QueueUrl=self._idle_queue_url, MessageBody=json.dumps(body), DelaySeconds=delay
         )
 
+    def profile_later(self, user_id: str, persona: str, due_at: datetime) -> None:
+        """A delayed message on the fold queue naming the user and the persona: a burst of
+        writes sends one each, and each rebuild after the first finds nothing changed."""
+        wait = (require_utc("due_at", due_at) - self._clock.now()).total_seconds()
+        delay = min(max(math.ceil(wait), 0), MAX_DELAY_SECONDS)
+        body = {"type": PROFILE, "user_id": user_id, "persona": persona}
+        self._client.send_message(
+            QueueUrl=self._fold_queue_url, MessageBody=json.dumps(body), DelaySeconds=delay
+        )
+
     def uses_later(self, user_id: str, memory_ids: Sequence[str]) -> None:
         """A message on the fold queue naming the user and the memories, nothing else:
         the same consumer as the folds (off the request path, room for a model call)."""
@@ -113,6 +124,21 @@ def parse_uses_job(body: str) -> tuple[str, tuple[str, ...]] | None:
     except InvalidField as exc:
         raise ValueError("a uses job names its user and memories by id") from exc
     return user_id, named
+
+
+def parse_profile_job(body: str) -> tuple[str, str] | None:
+    """(user_id, persona) of a profile rebuild; None if the message is another kind of
+    job. ValueError if it says it is one but does not name its user and persona."""
+    job = json.loads(body)
+    if not isinstance(job, dict) or job.get("type") != PROFILE:
+        return None
+    user_id, persona = job.get("user_id"), job.get("persona")
+    if not isinstance(user_id, str) or not isinstance(persona, str):
+        raise ValueError("a profile job names its user and persona")
+    try:
+        return rules.user_id(user_id), rules.persona(persona)
+    except InvalidField as exc:
+        raise ValueError("a profile job names its user and persona") from exc
 
 
 def parse_room_quiet(body: str) -> str | None:

@@ -217,6 +217,18 @@ def short_lived(memory: Memory) -> bool:
     return memory.valid_until is not None or stability(memory) < SHORT_LIVED_DAYS
 
 
+def out_of_use_at(memory: Fadable) -> datetime | None:
+    """When an active belief will be archived if nothing new supports it (its retention
+    falls below ARCHIVE_BELOW, or a year passes unused), or None if it never is."""
+    if memory.status is not Status.ACTIVE or memory.kind in KEPT_UNTIL_CLOSED:
+        return None
+    if memory.archived_at is not None:
+        return memory.archived_at
+    days = stability(memory) * math.log(1 / ARCHIVE_BELOW)
+    faded = reinforced_at(memory) + timedelta(days=min(days, MAX_STABILITY_DAYS))
+    return min(faded, reinforced_at(memory) + UNUSED_FOR)
+
+
 def in_use(memory: Fadable, now: datetime) -> bool:
     return memory.status is Status.ACTIVE and archived(memory, now) is None
 

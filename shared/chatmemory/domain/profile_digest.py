@@ -12,7 +12,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime
 
+from chatmemory.domain import fading
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status
 from chatmemory.domain.profile import PROFILE_TOKEN_BUDGET
 from chatmemory.domain.prompt import one_line
@@ -29,6 +31,7 @@ class Digest:
     text: str
     built_from: tuple[str, ...]
     tokens: int
+    review_at: datetime | None = None  # the first of its memories to go out of use
 
 
 def times_seen(memory: Memory) -> int:
@@ -64,4 +67,11 @@ def build_digest(memories: Sequence[Memory], budget: int = PROFILE_TOKEN_BUDGET)
         lines.append(line)
         built_from.append(memory.memory_id)
     text = "\n".join(lines)
-    return Digest(text=text, built_from=tuple(built_from), tokens=estimate_tokens(text))
+    held = {memory.memory_id: memory for memory in chosen}
+    ends = [fading.out_of_use_at(held[memory_id]) for memory_id in built_from]
+    return Digest(
+        text=text,
+        built_from=tuple(built_from),
+        tokens=estimate_tokens(text),
+        review_at=min((end for end in ends if end is not None), default=None),
+    )

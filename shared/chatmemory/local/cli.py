@@ -177,6 +177,8 @@ def flush(args: argparse.Namespace) -> int:
     uses = container.uses.catch_up()
     # What the nightly schedule does on AWS: threads gone quiet go to sleep.
     reviewed = container.threads.review()
+    # Every profile made true again from the active memories, whatever wrote them.
+    profiles = container.profiles.rebuild_every()
     left = len(
         container.stores.tombstones.pending_purges(deleted_before=container.clock.now(), limit=100)
     )
@@ -186,6 +188,7 @@ def flush(args: argparse.Namespace) -> int:
         f"{reviewed.dormant} quiet thread(s) went dormant",
         flush=True,
     )
+    print(f"rebuilt {profiles} profile(s)", flush=True)
     if container.change_relay is not None:  # what ran above changed, and what a server left
         relayed = container.change_relay.relay()
         print(f"published {relayed.published} change event(s)", flush=True)

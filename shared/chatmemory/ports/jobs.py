@@ -32,6 +32,12 @@ class Jobs(ABC):
         it, so a room is written from once per quiet spell, after its last message."""
 
     @abstractmethod
+    def profile_later(self, user_id: str, persona: str, due_at: datetime) -> None:
+        """(Re)arm the rebuild of this persona's profile of the user for `due_at`: every
+        write to their memories re-arms it, so a burst of writes is one rebuild (a
+        debounce). Ids only: the job reads the memories again."""
+
+    @abstractmethod
     def uses_later(self, user_id: str, memory_ids: Sequence[str]) -> None:
         """Ask for these memories' own uses to be written (services/uses.py): they were
         stored with uses borrowed from their category or carried from the version they

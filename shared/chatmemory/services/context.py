@@ -23,6 +23,7 @@ from chatmemory.domain.conversation import Conversation, Message, Role
 from chatmemory.domain.errors import ConversationNotFound, InvalidField
 from chatmemory.domain.ids import is_conversation_id
 from chatmemory.domain.memory_settings import MemorySettings
+from chatmemory.domain.profile import PROFILE_RULES
 from chatmemory.domain.prompt import (
     ContextBlocks,
     RememberedLine,
@@ -46,6 +47,7 @@ from chatmemory.domain.threads import (
 from chatmemory.domain.tombstone import Tombstone
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.stores import Stores
+from chatmemory.services.profile import ProfileRebuilds
 from chatmemory.services.retrieval import Recalled, Retriever, recall_safely
 
 log = logging.getLogger(__name__)
@@ -164,10 +166,13 @@ class ContextService:
         clock: Clock,
         retriever: Retriever,
         system_prompt: str | None = None,
+        *,
+        profiles: ProfileRebuilds | None = None,
     ) -> None:
         self._stores = stores
         self._clock = clock
         self._retriever = retriever
+        self._profiles = profiles
         self._system = system_prompt or chat_system_prompt()
 
     def build(self, request: ContextRequest) -> BuiltContext:
@@ -337,7 +342,15 @@ class ContextService:
         """The profile's text and the memories its lines say; nothing while it may hold a
         deleted memory."""
         profile = self._stores.user_state.get_profile(user_id, persona)
+        if profile is not None and profile.stale(self._clock.now()) and self._profiles:
+            # Due without a write: a memory in it faded, or it was built by older rules.
+            self._profiles.soon(user_id, persona)
         if profile is None or not profile.text:
+            return "", ()
+        if profile.built_by < PROFILE_RULES:
+            # Older rules let in what must stay out (a sensitive fact): not used until the
+            # rebuild just asked for has run.
+            log.info("profile withheld until it is rebuilt by the current rules")
             return "", ()
         deleted = {version for tombstone in pending for version in tombstone.versions}
         if deleted & set(profile.built_from):

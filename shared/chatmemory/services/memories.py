@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 
-from chatmemory.domain import fading, rules, write_filter
+from chatmemory.domain import fading, rules, standing, write_filter
 from chatmemory.domain.endings import ending_of, ends
 from chatmemory.domain.errors import (
     ConcurrentChange,
@@ -37,6 +37,7 @@ from chatmemory.ports.pages import MAX_PAGE, Page
 from chatmemory.ports.stores import Stores
 from chatmemory.services.deletions import Deletions
 from chatmemory.services.indexing import MemoryIndexer
+from chatmemory.services.profile import ProfileRebuilds
 from chatmemory.services.reach_cut import cut_reach_to
 
 log = logging.getLogger(__name__)
@@ -91,7 +92,9 @@ class MemoryService:
         uses_jobs: Jobs | None = None,
         *,
         model_writes_uses: bool = True,
+        profiles: ProfileRebuilds | None = None,
     ) -> None:
+        self._profiles = profiles
         self._stores = stores
         self._deletions = Deletions(stores)
         self._clock = clock
@@ -222,7 +225,7 @@ class MemoryService:
             # The same belief stated again: new evidence, which keeps it (and revives it if
             # it had been archived).
             return Created(self.reinforce(memory), created=False)
-        self.close_what_it_ends(memory, actor=actor)
+        self.settle(memory, actor=actor)
         self._guard_cap(user_id)
         self._ask_for_uses(memory)
         return Created(memory, created=True)
@@ -273,7 +276,14 @@ class MemoryService:
         if not self._stores.memories.add_memory(memory, [event]):
             return False
         self._publish(memory)
+        self._changed(memory)
         return True
+
+    def _changed(self, memory: Memory) -> None:
+        """A memory of this persona changed: its profile is rebuilt once the writes of the
+        moment are done (services/profile.py), off the request path."""
+        if self._profiles is not None:
+            self._profiles.soon(memory.user_id, memory.persona)
 
     def identity(self, user_id: str, persona: str, identity: str) -> tuple[str, Memory | None]:
         """The id this belief lands on (uuid5, seed 003), and the active row already there.
@@ -306,8 +316,11 @@ class MemoryService:
     def reinforce(self, memory: Memory) -> Memory:
         """New supporting evidence for an active belief: it lasts longer (the spacing
         effect) and an archived one is back in use."""
-        reinforced = fading.reinforced(memory, self._clock.now())
+        now = self._clock.now()
+        reinforced = fading.reinforced(memory, now)
         self._stores.memories.set_fading(memory.user_id, [reinforced])
+        if fading.archived(memory, now) is not None:
+            self._changed(reinforced)  # back in use: it may belong in the profile again
         return reinforced
 
     def _guard_cap(self, user_id: str) -> None:
@@ -328,6 +341,8 @@ class MemoryService:
                 user_id, [fading.set_aside(memory, now) for memory in surplus]
             )
             log.info("memories archived at the cap", extra={"archived": len(surplus)})
+            for memory in {memory.persona: memory for memory in surplus}.values():
+                self._changed(memory)
         return [memory.memory_id for memory in surplus]
 
     def remember_from_chat(
@@ -390,27 +405,41 @@ class MemoryService:
         write_filter.check("text", memory.text)
         if not self._add(self._prepared(memory), Actor.EXTRACTOR):
             return False
-        self.close_what_it_ends(memory, actor=Actor.EXTRACTOR)
+        self.settle(memory, actor=Actor.EXTRACTOR)
         self._guard_cap(memory.user_id)
         return True
 
-    def close_what_it_ends(self, memory: Memory, *, actor: Actor) -> list[Memory]:
-        """A memory that says something stopped ("Sold their flat in Xuhui.") closes the
-        beliefs it ends ("Owns a flat in Xuhui."), under it: `valid_to` now, `closed_by`
-        the ending (domain/endings.py). Every path that adds a memory runs it."""
+    def settle(
+        self, memory: Memory, *, actor: Actor, held: Sequence[Memory] | None = None
+    ) -> list[Memory]:
+        """What a new memory makes untrue becomes history under it (seed 000: closed,
+        never deleted; `closed_by` the new memory): the beliefs an ending ends ("Sold
+        their flat in Xuhui." closes "Owns a flat in Xuhui.", domain/endings.py) and an
+        older statement of the same single-valued fact ("Lives in Lisbon now." closes
+        "Lives in Pune.", domain/standing.py), however either was stored. Newest wins: a
+        statement older than a belief it contradicts (an import of last year's) is the
+        one closed. Every path that adds or corrects a memory runs it; what it closed.
+        `held`: the persona's active memories, when the caller read them already (a batch)."""
         ending = ending_of(memory.text)
-        if ending is None:
+        if ending is None and standing.key_of(memory) is None:
             return []
-        held = self._stores.memories.iter_memories(
-            memory.user_id, MemoryQuery(persona=memory.persona)
-        )
-        closed = []
-        for target in [row for row in held if ends(ending, memory, row)]:
-            try:
-                closed.append(self.close(target, actor=actor, closed_by=memory.memory_id))
-            except (ConcurrentChange, MemoryNotFound):
-                continue  # it moved on meanwhile: nothing left to close
-        return closed
+        if held is None:
+            held = list(
+                self._stores.memories.iter_memories(
+                    memory.user_id, MemoryQuery(persona=memory.persona)
+                )
+            )
+        untrue = [
+            row
+            for row in held
+            if standing.replaces(memory, row) or (ending is not None and ends(ending, memory, row))
+        ]
+        newer = [row for row in untrue if row.created_at > memory.created_at]
+        if newer:
+            late = self.close_under(memory, max(newer, key=lambda row: row.created_at), actor=actor)
+            return [late] if late is not None else []
+        closed = [self.close_under(row, memory, actor=actor) for row in untrue]
+        return [row for row in closed if row is not None]
 
     def close_under(self, target: Memory, ending: Memory | None, *, actor: Actor) -> Memory | None:
         """`target` stopped being true, as `ending` (the memory that says so, already
@@ -433,6 +462,8 @@ class MemoryService:
         self._stores.memories.supersede_memory(target.user_id, target.memory_id, prepared, events)
         self._withdraw(target.user_id, [target.memory_id])
         self._publish(prepared)
+        self.settle(prepared, actor=actor)
+        self._changed(prepared)
         return prepared
 
     def close(self, target: Memory, *, actor: Actor, closed_by: str | None = None) -> Memory:
@@ -444,6 +475,7 @@ class MemoryService:
             target.user_id, target.memory_id, now, closed_by, events=[event]
         )
         self._withdraw(target.user_id, [target.memory_id])
+        self._changed(closed)
         return closed
 
     def seen_again(self, memory: Memory, evidence: Sequence[str]) -> Memory:
@@ -547,6 +579,8 @@ class MemoryService:
         self._stores.memories.supersede_memory(user_id, current.memory_id, corrected, events)
         self._withdraw(user_id, [current.memory_id])
         self._publish(corrected)
+        self.settle(corrected, actor=actor)
+        self._changed(corrected)
         self._ask_for_uses(corrected)
         return corrected
 
@@ -566,6 +600,7 @@ class MemoryService:
         self._withdraw(user_id, tombstone.versions)
         if target.status is Status.SUPERSEDED:
             self._cut_reach_to(target)
+        self._changed(target)
         return tombstone
 
     def _cut_reach_to(self, deleted: Memory) -> None:

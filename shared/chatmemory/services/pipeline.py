@@ -52,7 +52,6 @@ from chatmemory.domain.ids import (
 from chatmemory.domain.memory import Kind, Memory, Status, subject_for_user
 from chatmemory.domain.notice import Notice, announce
 from chatmemory.domain.overtaken import SinceTheMessages, overtaken
-from chatmemory.domain.profile_digest import qualifies
 from chatmemory.domain.routing import (
     Action,
     Neighbour,
@@ -62,6 +61,7 @@ from chatmemory.domain.routing import (
     numbered,
     resolve,
 )
+from chatmemory.domain.standing import key_of, standing_key
 from chatmemory.domain.threads import ThreadReport, acknowledged_after
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
@@ -418,7 +418,7 @@ class WritePipeline:
             routed_at=self._clock.now(),
             written=tuple(written),
             dropped=dropped,
-            profile_affected=self._profile_affected(run, changed),
+            profile_affected=self._profile_affected(changed),
         )
         self._stores.runs.put_extraction_run(routed_run)
         self._advance(routed_run)
@@ -480,10 +480,11 @@ class WritePipeline:
             )
         except Exception as exc:  # same-key rows still guard the obvious conflicts
             log.warning("neighbour search failed", extra={"error_type": type(exc).__name__})
-        if candidate.key:
-            for memory in active:
-                if memory.key == candidate.key:
-                    chosen.setdefault(memory.memory_id, memory)
+        fact = standing_key(candidate.key, candidate.text)
+        for memory in active:
+            same_key = candidate.key is not None and memory.key == candidate.key
+            if same_key or (fact is not None and key_of(memory) == fact):
+                chosen.setdefault(memory.memory_id, memory)
         # A thread is never a fact's neighbour: a fact does not update a story in progress.
         believed = [
             m for m in chosen.values() if m.status is Status.ACTIVE and m.kind is not Kind.THREAD
@@ -577,16 +578,12 @@ class WritePipeline:
             meta=meta,
         )
 
-    def _profile_affected(self, run: ExtractionRun, changed: Sequence[Memory]) -> bool:
-        """Did anything change that the profile is (or should be) built from?"""
-        profile = self._stores.user_state.get_profile(run.user_id, run.persona)
-        built_from = set(profile.built_from) if profile else set()
-        return any(
-            memory.memory_id in built_from
-            or (memory.supersedes is not None and memory.supersedes in built_from)
-            or qualifies(memory)
-            for memory in changed
-        )
+    @staticmethod
+    def _profile_affected(changed: Sequence[Memory]) -> bool:
+        """Did the run write anything? Then the profile is rebuilt (a no-op when its
+        digest is unchanged): a write may close what the profile holds under a memory the
+        profile never takes (an ending, an event), so what was written alone cannot say."""
+        return bool(changed)
 
     def _advance(self, run: ExtractionRun) -> None:
         self._stores.conversations.advance_extraction(

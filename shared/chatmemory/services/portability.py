@@ -43,6 +43,7 @@ from chatmemory.ports.stores import Stores
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
+from chatmemory.services.profile import ProfileRebuilds
 
 log = logging.getLogger(__name__)
 
@@ -110,7 +111,9 @@ class PortabilityService:
         uses_jobs: Jobs | None = None,
         *,
         model_writes_uses: bool = True,
+        profiles: ProfileRebuilds | None = None,
     ) -> None:
+        self._profiles = profiles
         self._stores = stores
         self._clock = clock
         self._memories = memories
@@ -175,7 +178,16 @@ class PortabilityService:
         ]
         imported = outcomes.count(_IMPORTED)
         if imported:
+            landed = [
+                relinked(memory, landing.mapped)
+                for memory, outcome in zip(written, outcomes, strict=True)
+                if outcome == _IMPORTED
+            ]
+            self._settle(landed)
             self._guard_cap(user_id)
+            if self._profiles is not None:
+                for persona in sorted({memory.persona for memory in landed}):
+                    self._profiles.soon(user_id, persona)
         skipped = [
             Skipped(index, memories[index].memory_id, outcome)
             for index, outcome in enumerate(outcomes)
@@ -225,6 +237,28 @@ class PortabilityService:
         # Another import of the same row may have landed it a moment ago.
         stored = self._stores.memories.get_memory(exported.user_id, target)
         return _UNCHANGED if stored is not None and same_memory(stored, exported) else _TAKEN
+
+    def _settle(self, landed: Sequence[Memory]) -> None:
+        """Every belief the import brought is compared with what the person believes, as
+        every write is (MemoryService.settle): the older statement of one single-valued
+        fact, or what an ending ends, becomes history — by when each was learned."""
+        beliefs = sorted(
+            (m for m in landed if m.status is Status.ACTIVE), key=lambda m: m.created_at
+        )
+        for persona in sorted({memory.persona for memory in beliefs}):
+            query = MemoryQuery(persona=persona)
+            held = {
+                m.memory_id: m
+                for m in self._stores.memories.iter_memories(beliefs[0].user_id, query)
+            }
+            for memory in (m for m in beliefs if m.persona == persona):
+                current = held.get(memory.memory_id)
+                if current is None:  # closed by an earlier one of the batch
+                    continue
+                for closed in self._memories.settle(
+                    current, actor=Actor.USER, held=list(held.values())
+                ):
+                    held.pop(closed.memory_id, None)
 
     def _refusal(self, memory: Memory, now: datetime) -> str | None:
         """Why this row cannot be imported at all, or None."""

@@ -41,12 +41,15 @@ def test_profiles_are_kept_per_persona_and_deleted_together(
         token_count=4,
         built_from=("mem_c",),
         rebuilt_at=clock.now(),
+        review_at=clock.now() + timedelta(days=300),
+        built_by=1,  # by the rules before the current ones: read back as stale
     )
     stores.user_state.put_profile(assistant)
     stores.user_state.put_profile(warren)
 
     assert stores.user_state.get_profile(ALICE) == assistant
     assert stores.user_state.get_profile(ALICE, "warren") == warren
+    assert warren.stale(clock.now()) and not assistant.stale(clock.now())
 
     stores.user_state.delete_profiles(ALICE)
     assert (

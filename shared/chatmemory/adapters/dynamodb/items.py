@@ -213,6 +213,8 @@ class ProfileItem(_Item):
     token_count = NumberAttribute()
     built_from = ListAttribute[str]()
     rebuilt_at = StorageTimeAttribute()
+    review_at = StorageTimeAttribute(null=True)
+    built_by = NumberAttribute(null=True)  # absent on items from before it: rules 1
 
 
 class SettingsItem(_Item):

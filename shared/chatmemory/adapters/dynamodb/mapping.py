@@ -353,6 +353,8 @@ def profile_item(items: BoundItems, profile: Profile) -> ProfileItem:
         token_count=profile.token_count,
         built_from=list(profile.built_from),
         rebuilt_at=profile.rebuilt_at,
+        review_at=profile.review_at,
+        built_by=profile.built_by,
     )
 
 
@@ -364,6 +366,8 @@ def profile_from_item(item: ProfileItem) -> Profile:
         token_count=int(item.token_count),
         built_from=tuple(item.built_from),
         rebuilt_at=item.rebuilt_at,
+        review_at=item.review_at,
+        built_by=int(item.built_by) if item.built_by is not None else 1,
     )
 
 

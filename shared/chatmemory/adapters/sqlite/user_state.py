@@ -32,13 +32,15 @@ class SqliteUserStateStore(UserStateStore):
             token_count=row["token_count"],
             built_from=tuple(json.loads(row["built_from"])),
             rebuilt_at=from_storage(row["rebuilt_at"]),
+            review_at=from_storage(row["review_at"]) if row["review_at"] else None,
+            built_by=row["built_by"],
         )
 
     def put_profile(self, profile: Profile) -> None:
         with self._db.write() as conn:
             conn.execute(
                 "INSERT OR REPLACE INTO profiles (user_id, persona, text, token_count, "
-                "built_from, rebuilt_at) VALUES (?, ?, ?, ?, ?, ?)",
+                "built_from, rebuilt_at, review_at, built_by) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     profile.user_id,
                     profile.persona,
@@ -46,6 +48,8 @@ class SqliteUserStateStore(UserStateStore):
                     profile.token_count,
                     json.dumps(list(profile.built_from)),
                     to_storage(profile.rebuilt_at),
+                    to_storage(profile.review_at) if profile.review_at else None,
+                    profile.built_by,
                 ),
             )
 
