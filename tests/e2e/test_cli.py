@@ -206,3 +206,28 @@ def _call(url: str, method: str, path: str, token: str, body: Any = None) -> tup
             return response.status, json.loads(response.read())
     except HTTPError as error:
         return error.code, json.loads(error.read() or b"null")
+
+
+def test_the_server_makes_its_state_folder_private_and_writes_only_private_files(
+    environment: dict[str, str], tmp_path: Path
+) -> None:
+    # Given a state folder others may read, holding a database they may read
+    state = tmp_path / "shared-state"
+    state.mkdir(mode=0o755)
+    state.chmod(0o755)
+    run_cli(environment, "flush", "--state-dir", str(state))  # creates the database
+    for path in state.iterdir():
+        path.chmod(0o644)
+    state.chmod(0o755)
+
+    # When the server starts on it, and a memory is written
+    with serve_in_process(environment, "--state-dir", str(state)) as served:
+        token = served.cli("token", "ana", "--state-dir", str(state)).stdout.strip()
+        status, _ = _call(served.url, "POST", "/v1/memories", token, {"text": "Plays the oboe."})
+
+    # Then the folder and every file in it — those it found and those it made — are its
+    # owner's alone
+    assert status == 201
+    assert state.stat().st_mode & 0o777 == 0o700
+    loose = {p.name: oct(p.stat().st_mode & 0o777) for p in state.rglob("*") if p.is_file()}
+    assert loose and all(mode == "0o600" for mode in loose.values()), loose

@@ -26,6 +26,7 @@ from chatmemory.local.embedder_mark import embedder_changed, mark_embedder
 from chatmemory.local.open_cli import DEFAULT_PAGE_HOURS, open_page
 from chatmemory.local.running import record_running_server, running_server
 from chatmemory.local.server import LocalGateway, LocalServer
+from chatmemory.local.state_folder import StateFolderExposed, born_private, make_private
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
 from chatmemory.mcp import command as mcp_command
 
@@ -38,7 +39,7 @@ def _settings(state_dir: str | None, *, follow_server: bool = False) -> Settings
     command that must meet a running server (token, flush) uses that server's folder."""
     settings = Settings.from_env()
     if state_dir:
-        return dataclasses.replace(settings, state_dir=Path(state_dir).expanduser())
+        return _private(dataclasses.replace(settings, state_dir=Path(state_dir).expanduser()))
     if follow_server and not settings.state_dir_chosen:
         running = running_server(settings.well_known_state_dir)
         if running is not None and running.state_dir != settings.state_dir.resolve():
@@ -51,6 +52,14 @@ def _settings(state_dir: str | None, *, follow_server: bool = False) -> Settings
         if running is not None and running.state_dir == settings.state_dir.resolve():
             # The server's day is the one its background work must run on.
             settings = dataclasses.replace(settings, days_later=running.days_later)
+    return _private(settings)
+
+
+def _private(settings: Settings) -> Settings:
+    """The settings, once their state folder is private (fixed and said, or refused)."""
+    born_private()
+    for fixed in make_private(settings.state_dir):
+        print(f"made private: {fixed}", file=sys.stderr)
     return settings
 
 
@@ -331,6 +340,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.run(args)
     except ConfigurationError as exc:  # names the setting and why, never its value
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except StateFolderExposed as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     return status
