@@ -14,8 +14,11 @@ is decided in one place, `caller_from_claims`:
 
 from __future__ import annotations
 
+import math
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any, Final
 
 from chatmemory.domain import rules
@@ -26,6 +29,12 @@ NOT_AUTHENTICATED = "a valid bearer token is required"
 #: server's scope (`<identifier>/<scope>`) granted to the app's client-credentials client.
 APP_SCOPE: Final = "chatmemory/rooms"
 APP_HAS_NO_USER = "this route acts for a user: an app credential has none, send a user's token"
+#: The longest a token may live, from when it was issued (or from now, if it does not say):
+#: what `chatmemory token --hours` mints at most. A token signed to outlive it is refused,
+#: whoever signed it, so a leaked one cannot be good for a century.
+MAX_TOKEN_LIFETIME: Final = timedelta(days=366)
+_LIFETIME_LEEWAY_S = 60  # clock skew between the signer and the server
+TOO_LONG_LIVED = "the token lives longer than this service accepts (at most a year)"
 
 
 class Unauthorized(DomainError):
@@ -74,9 +83,51 @@ def caller_from_event(raw_event: Mapping[str, Any]) -> Caller:
     return caller_from_claims(_claims_of(raw_event))
 
 
+def bearer_token(authorization: str | None) -> str | None:
+    """The token of an `Authorization: Bearer <token>` header; None for any other header.
+    The scheme is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` are the same."""
+    scheme, _, token = (authorization or "").strip().partition(" ")
+    if scheme.lower() != "bearer":
+        return None
+    return token.strip() or None
+
+
+def lifetime_problem(claims: Mapping[str, Any], now: float | None = None) -> str | None:
+    """Why the token's lifetime is refused, or None: an `exp` more than MAX_TOKEN_LIFETIME
+    after its `iat`, or after `now` (epoch seconds, the wall clock by default).
+
+    Claims arrive as numbers from a verifier and as strings through API Gateway's
+    authorizer; a token without `exp` is the verifier's to refuse."""
+    expires = _seconds(claims.get("exp"))
+    if expires is None:
+        return None
+    longest = MAX_TOKEN_LIFETIME.total_seconds() + _LIFETIME_LEEWAY_S
+    issued = _seconds(claims.get("iat"))
+    moment = time.time() if now is None else now
+    if expires - moment > longest or (issued is not None and expires - issued > longest):
+        return "TokenLivesTooLong"
+    return None
+
+
+def _seconds(value: Any) -> float | None:
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, str):
+        try:
+            value = float(value)
+        except ValueError:
+            return None
+    if isinstance(value, int | float) and math.isfinite(value):
+        return float(value)
+    return None
+
+
 def caller_from_claims(claims: Mapping[str, Any]) -> Caller:
     """The app if the token carries `APP_SCOPE`, else the user its `sub` names.
-    Unauthorized if it names neither usably."""
+    Unauthorized if it names neither usably, or if it was signed to live longer than
+    MAX_TOKEN_LIFETIME (the HTTP API's authorizer has no such limit, so it is kept here)."""
+    if lifetime_problem(claims) is not None:
+        raise Unauthorized(TOO_LONG_LIVED)
     if APP_SCOPE in scopes_of(claims):
         return AppCaller(_app_name(claims))
     subject = claims.get("sub")

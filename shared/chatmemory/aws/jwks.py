@@ -12,7 +12,9 @@ and by the same rules, or the two doors into the product would let different peo
   present, not in the future (all with a small leeway for clock skew);
 - `aud` matching one of the configured audiences — or, when the token has no `aud` (Amazon
   Cognito access tokens), its `client_id`, which is what API Gateway checks in that case;
-- a non-empty `sub`: the user id is taken from it and from nothing else.
+- a non-empty `sub`: the user id is taken from it and from nothing else;
+- a lifetime of at most a year (`identity.MAX_TOKEN_LIFETIME`, from `iat`, or from now):
+  the one cap every door applies, the HTTP API's handlers included.
 
 Keys are found as API Gateway finds them: the issuer's OpenID discovery document
 (`<issuer>/.well-known/openid-configuration`) names its `jwks_uri` — Cognito publishes keys
@@ -35,7 +37,7 @@ import jwt
 from jwt import PyJWKClient
 from jwt.exceptions import PyJWKClientConnectionError, PyJWKClientError
 
-from chatmemory.api.identity import InvalidToken
+from chatmemory.api.identity import InvalidToken, lifetime_problem
 
 # What the HTTP API's JWT authorizer accepts (RSA only): the same rules on both paths.
 DEFAULT_ALGORITHMS = ("RS256",)
@@ -190,6 +192,9 @@ class JwksVerifier:
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject:
             raise InvalidToken("MissingSubject")
+        problem = lifetime_problem(claims)
+        if problem is not None:
+            raise InvalidToken(problem)
         return claims
 
     def _for_us(self, claims: dict[str, Any]) -> bool:

@@ -22,12 +22,18 @@ from http import HTTPStatus
 from typing import Any, Protocol
 
 from chatmemory.api.chat_stream import stream_chat
-from chatmemory.api.identity import Forbidden, InvalidToken, Unauthorized, user_id_from_claims
+from chatmemory.api.identity import (
+    Forbidden,
+    InvalidToken,
+    Unauthorized,
+    bearer_token,
+    user_id_from_claims,
+)
 from chatmemory.aws.jwks import JwksVerifier, KeysUnavailable
 from chatmemory.config import Container, Settings, use_container
 from chatmemory.telemetry import logger, metrics
 from chatmemory.web.handler import ContractRequestHandler
-from chatmemory.web.server import ThreadedServer
+from chatmemory.web.server import ServerLimits, ThreadedServer
 from chatmemory.web.sse import EVENT_STREAM, wants_stream
 
 HOST = "127.0.0.1"  # the adapter's default AWS_LWA_HOST; nothing else may reach the server
@@ -41,14 +47,6 @@ class TokenVerifier(Protocol):
     def verify(self, token: str) -> dict[str, Any]:
         """The token's claims; InvalidToken or KeysUnavailable otherwise."""
         ...
-
-
-def bearer_token(authorization: str | None) -> str | None:
-    """The token of an `Authorization: Bearer <token>` header (the scheme is case-insensitive)."""
-    scheme, _, token = (authorization or "").strip().partition(" ")
-    if scheme.lower() != "bearer":
-        return None
-    return token.strip() or None
 
 
 class _StreamHandler(ContractRequestHandler):
@@ -125,9 +123,11 @@ class _StreamHandler(ContractRequestHandler):
 class StreamServer(ThreadedServer):
     """A threaded HTTP server for the Lambda Web Adapter, on one host and port."""
 
-    def __init__(self, host: str, port: int, verifier: TokenVerifier) -> None:
+    def __init__(
+        self, host: str, port: int, verifier: TokenVerifier, limits: ServerLimits | None = None
+    ) -> None:
         handler = type("BoundStreamHandler", (_StreamHandler,), {"verifier": verifier})
-        super().__init__(host, port, handler, "chatmemory-stream")
+        super().__init__(host, port, handler, "chatmemory-stream", limits)
 
 
 def main() -> None:

@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from datetime import timedelta
 from pathlib import Path
 
+from chatmemory.api.identity import MAX_TOKEN_LIFETIME
 from chatmemory.config import (
     ConfigurationError,
     Container,
@@ -30,7 +31,8 @@ from chatmemory.local.state_folder import StateFolderExposed, born_private, make
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
 from chatmemory.mcp import command as mcp_command
 
-MAX_TOKEN_HOURS = 24 * 366  # a local token lives at most a year
+# A local token lives at most a year: what every server accepts (api/identity.py).
+MAX_TOKEN_HOURS = int(MAX_TOKEN_LIFETIME.total_seconds() // 3600)
 MAX_DAYS_LATER = 3650  # how far ahead a local server may pretend to be
 
 

@@ -22,13 +22,19 @@ from typing import Any
 
 from chatmemory.api.chat_stream import stream_chat
 from chatmemory.api.errors import INTERNAL_ERROR
-from chatmemory.api.identity import Forbidden, InvalidToken, Unauthorized, user_id_from_claims
+from chatmemory.api.identity import (
+    Forbidden,
+    InvalidToken,
+    Unauthorized,
+    bearer_token,
+    user_id_from_claims,
+)
 from chatmemory.config import Container
 from chatmemory.local.gateway_events import build_event, parse_response
 from chatmemory.local.sam_template import HttpRoute, http_routes, load_template, match_route
 from chatmemory.local.tokens import LocalTokens
 from chatmemory.web.handler import ContractRequestHandler
-from chatmemory.web.server import ThreadedServer
+from chatmemory.web.server import ServerLimits, ThreadedServer
 from chatmemory.web.sse import wants_stream
 
 HEALTH_PATH = "/v1/health"
@@ -130,9 +136,10 @@ class LocalGateway:
         """The token's claims; None if the route needs no token. InvalidToken if it is bad."""
         if not route.authorized:
             return None
-        if not authorization or not authorization.startswith("Bearer "):
+        token = bearer_token(authorization)
+        if token is None:
             raise InvalidToken("MissingToken")
-        return self.tokens.verify(authorization.removeprefix("Bearer ").strip())
+        return self.tokens.verify(token)
 
 
 class _RequestHandler(ContractRequestHandler):
@@ -197,6 +204,8 @@ class _RequestHandler(ContractRequestHandler):
 class LocalServer(ThreadedServer):
     """A threaded HTTP server in front of the functions, on one host and port."""
 
-    def __init__(self, host: str, port: int, gateway: LocalGateway) -> None:
+    def __init__(
+        self, host: str, port: int, gateway: LocalGateway, limits: ServerLimits | None = None
+    ) -> None:
         handler = type("BoundHandler", (_RequestHandler,), {"gateway": gateway})
-        super().__init__(host, port, handler, "chatmemory-http")
+        super().__init__(host, port, handler, "chatmemory-http", limits)

@@ -16,7 +16,7 @@ from typing import Any
 
 import jwt
 
-from chatmemory.api.identity import APP_SCOPE, InvalidToken
+from chatmemory.api.identity import APP_SCOPE, InvalidToken, lifetime_problem
 from chatmemory.domain import rules
 
 ISSUER = "chatmemory-local"
@@ -61,7 +61,8 @@ class LocalTokens:
         return jwt.encode(stamped, self._secret, algorithm="HS256")
 
     def verify(self, token: str) -> dict[str, Any]:
-        """The claims of a valid token; InvalidToken otherwise (alg must be HS256)."""
+        """The claims of a valid token; InvalidToken otherwise (alg must be HS256, and it
+        may live at most `MAX_TOKEN_LIFETIME`, as the CLI mints them)."""
         try:
             claims: dict[str, Any] = jwt.decode(
                 token,
@@ -76,4 +77,7 @@ class LocalTokens:
         subject = claims.get("sub")
         if not isinstance(subject, str) or not subject:
             raise InvalidToken("MissingSubject")
+        problem = lifetime_problem(claims)
+        if problem is not None:
+            raise InvalidToken(problem)
         return claims

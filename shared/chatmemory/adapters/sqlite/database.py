@@ -5,7 +5,7 @@ from __future__ import annotations
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from importlib import resources
 from pathlib import Path
 from typing import Any, TypeVar
@@ -23,7 +23,10 @@ class Database:
     """A local SQLite file (WAL): the laptop default, and the reference for the contract.
 
     One connection per thread (the dev server is threaded, `chatmemory flush` is another
-    process); WAL lets readers proceed while one writer holds the lock.
+    process); WAL lets readers proceed while one writer holds the lock. A thread's
+    connection is closed once the thread has ended (when the next one opens, or on
+    `close`), so open connections never outnumber the threads alive that used the file:
+    a server that ran a thread per connection once leaked one per request, for good.
     """
 
     def __init__(self, path: str | Path, *, clock: Clock) -> None:
@@ -31,7 +34,7 @@ class Database:
         self._path.parent.mkdir(parents=True, exist_ok=True)
         self.clock = clock
         self._local = threading.local()
-        self._connections: list[sqlite3.Connection] = []
+        self._connections: dict[threading.Thread, sqlite3.Connection] = {}
         self._lock = threading.Lock()
         self._migrate()
 
@@ -53,8 +56,22 @@ class Database:
             conn.execute("PRAGMA busy_timeout=10000")
             self._local.conn = conn
             with self._lock:
-                self._connections.append(conn)
+                self._close_ended_threads()
+                self._connections[threading.current_thread()] = conn
         return conn
+
+    @property
+    def open_connections(self) -> int:
+        """Connections open now, one per live thread that used the file (and any not yet
+        closed of threads that ended since the last one opened)."""
+        with self._lock:
+            return len(self._connections)
+
+    def _close_ended_threads(self) -> None:
+        """Close the connections of threads that have ended (their work is over: a
+        connection is only ever used by its own thread)."""
+        for thread in [thread for thread in self._connections if not thread.is_alive()]:
+            self._connections.pop(thread).close()
 
     @contextmanager
     def write(self) -> Iterator[sqlite3.Connection]:
@@ -70,12 +87,16 @@ class Database:
         self._local.in_unit = True
         try:
             yield conn
+            conn.execute("COMMIT")
         except BaseException:
-            conn.execute("ROLLBACK")
+            # A COMMIT that failed (a full disk, an I/O error) may leave the transaction
+            # open; rolled back here, the connection is usable again once the disk is.
+            if conn.in_transaction:
+                with suppress(sqlite3.Error):
+                    conn.execute("ROLLBACK")
             raise
         finally:
             self._local.in_unit = False
-        conn.execute("COMMIT")
 
     def _migrate(self) -> None:
         """Apply numbered scripts from migrations/ past `PRAGMA user_version`."""
@@ -96,7 +117,7 @@ class Database:
 
     def close(self) -> None:
         with self._lock:
-            for conn in self._connections:
+            for conn in self._connections.values():
                 conn.close()
             self._connections.clear()
         self._local = threading.local()
