@@ -34,6 +34,7 @@ from chatmemory.services.changes import ChangePublisher, ChangeRelay
 from chatmemory.services.chat import ChatService
 from chatmemory.services.context import ContextService
 from chatmemory.services.folding import Folder
+from chatmemory.services.health import HealthCheck
 from chatmemory.services.idle import IdleDelays, IdleTrigger
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService
@@ -420,6 +421,22 @@ class Container:
         from chatmemory.adapters.sqlite import Database  # noqa: PLC0415
 
         return Database(self.settings.sqlite_path, clock=self.clock)
+
+    @cached_property
+    def health(self) -> HealthCheck:
+        """What `/v1/health` asks: a write to the SQLite file, a read of the table."""
+        if self.settings.store == "dynamodb":
+            from chatmemory.adapters.dynamodb.items import bind_items  # noqa: PLC0415
+            from chatmemory.adapters.dynamodb.probe import DynamoStoreProbe  # noqa: PLC0415
+
+            assert self.settings.table_name and self.settings.region  # checked in from_env
+            items = bind_items(
+                self.settings.table_name, self.settings.region, self.settings.dynamodb_endpoint
+            )
+            return HealthCheck(DynamoStoreProbe(items.connection))
+        from chatmemory.adapters.sqlite.probe import SqliteStoreProbe  # noqa: PLC0415
+
+        return HealthCheck(SqliteStoreProbe(self._sqlite_database))
 
     @property
     def embedder(self) -> Embedder:

@@ -37,6 +37,8 @@ _ERRORS: dict[int, str] = {
     "`/v1/observe`); nothing of the turn was done (`rate_limited`). Retry-After says in how "
     "many seconds the next minute starts",
     502: "The model could not answer; nothing of the turn was kept (`model_unavailable`)",
+    503: "The store cannot take requests right now: a full disk, a read-only state folder, a "
+    "throttled table (`storage_unavailable`). Retry-After says when to try again",
 }
 
 _ERROR_HEADERS: dict[int, dict[str, OpenAPIResponseHeader]] = {
@@ -46,11 +48,17 @@ _ERROR_HEADERS: dict[int, dict[str, OpenAPIResponseHeader]] = {
             "schema": {"type": "integer", "minimum": 1},
         }
     },
+    503: {
+        "Retry-After": {
+            "description": "Seconds to wait before trying again",
+            "schema": {"type": "integer", "minimum": 1},
+        }
+    },
 }
 
 # Every authenticated operation can be refused for its token (bad: 401; the wrong kind of
-# caller for the route: 403), its body's size or type.
-EVERY_CALL = (400, 401, 403, 413, 415)
+# caller for the route: 403), its body's size or type, or a store that cannot serve (503).
+EVERY_CALL = (400, 401, 403, 413, 415, 503)
 
 
 def json_content(model: type[BaseModel]) -> Content:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
 from collections.abc import Callable, Sequence
 from http import HTTPStatus
 from typing import Any
@@ -11,6 +12,8 @@ from typing import Any
 from aws_lambda_powertools.event_handler import APIGatewayHttpResolver, Response, content_types
 from aws_lambda_powertools.event_handler.exceptions import NotFoundError
 from aws_lambda_powertools.event_handler.openapi.exceptions import RequestValidationError
+from botocore.exceptions import ClientError, HTTPClientError
+from botocore.exceptions import ConnectionError as StoreConnectionError
 
 from chatmemory.api.identity import NOT_AUTHENTICATED, Forbidden, InvalidToken, Unauthorized
 from chatmemory.config import ConfigurationError
@@ -120,12 +123,70 @@ _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], .
 )
 
 
+STORAGE_RETRY_AFTER_SECONDS = 10
+STORAGE_UNAVAILABLE = (
+    HTTPStatus.SERVICE_UNAVAILABLE,
+    "storage_unavailable",
+    "the store cannot take this request right now; try again shortly",
+)
+# SQLite's primary result codes for a store that cannot serve now, whatever the request:
+# busy past the timeout, read-only, an I/O error, full, cannot open the file. Its messages
+# ("disk I/O error", "database or disk is full", "attempt to write a readonly database",
+# "unable to open database file", "database is locked") name the same codes.
+_SQLITE_OUTAGES = frozenset(
+    {
+        sqlite3.SQLITE_BUSY,
+        sqlite3.SQLITE_READONLY,
+        sqlite3.SQLITE_IOERR,
+        sqlite3.SQLITE_FULL,
+        sqlite3.SQLITE_CANTOPEN,
+    }
+)
+# DynamoDB's answers (an error code, or a transaction's cancellation reason) that say it
+# cannot take the request now, after botocore's own retries: throttled, or down.
+_DYNAMODB_OUTAGES = frozenset(
+    {
+        "ProvisionedThroughputExceededException",
+        "ProvisionedThroughputExceeded",
+        "ThrottlingException",
+        "ThrottlingError",
+        "RequestLimitExceeded",
+        "InternalServerError",
+        "ServiceUnavailable",
+    }
+)
+
+
+def storage_outage(exc: BaseException) -> bool:
+    """Whether `exc` (or what caused it) says the store cannot take requests right now: a
+    full disk, a read-only or missing state folder, a throttled or unreachable table —
+    the store's condition, not the request's fault or a bug."""
+    seen: set[int] = set()
+    current: BaseException | None = exc
+    while current is not None and id(current) not in seen:
+        seen.add(id(current))
+        if isinstance(current, sqlite3.Error):
+            code = getattr(current, "sqlite_errorcode", None)
+            return isinstance(code, int) and code & 0xFF in _SQLITE_OUTAGES
+        if isinstance(current, StoreConnectionError | HTTPClientError):
+            return True  # the table's endpoint did not answer
+        if isinstance(current, ClientError):
+            return current.response.get("Error", {}).get("Code") in _DYNAMODB_OUTAGES
+        reasons = getattr(current, "cancellation_reasons", None) or []  # PynamoDB's
+        if any(getattr(reason, "code", None) in _DYNAMODB_OUTAGES for reason in reasons):
+            return True
+        # PynamoDB keeps botocore's error as `cause`; anything else chains it.
+        current = getattr(current, "cause", None) or current.__cause__
+    return False
+
+
 # Refusals and outages worth a graph (the code only: never the text that was refused).
 _METRICS = {
     "secret_refused": "SecretRefused",
     "instruction_refused": "InstructionRefused",
     "model_unavailable": "ModelUnavailable",
     "rate_limited": "RateLimited",
+    "storage_unavailable": "StorageUnavailable",
 }
 
 
@@ -134,6 +195,8 @@ def describe_error(exc: Exception) -> tuple[HTTPStatus, str, str]:
     for kind, status, code, message in _MAPPING:
         if isinstance(exc, kind):
             return status, code, message(exc)
+    if storage_outage(exc):
+        return STORAGE_UNAVAILABLE
     return INTERNAL_ERROR
 
 
@@ -143,10 +206,12 @@ def challenge(status: HTTPStatus) -> dict[str, str] | None:
 
 
 def refusal_headers(exc: Exception, status: HTTPStatus) -> dict[str, str] | None:
-    """The headers `exc`'s answer carries: the 401 challenge, or a 429's Retry-After (the
-    seconds until the user's next quota window)."""
+    """The headers `exc`'s answer carries: the 401 challenge, a 429's Retry-After (the
+    seconds until the user's next quota window), or a storage outage's."""
     if isinstance(exc, RateLimited):
         return {"Retry-After": str(exc.retry_after)}
+    if status == HTTPStatus.SERVICE_UNAVAILABLE and storage_outage(exc):
+        return {"Retry-After": str(STORAGE_RETRY_AFTER_SECONDS)}
     return challenge(status)
 
 
@@ -195,5 +260,11 @@ def register_error_handlers(app: APIGatewayHttpResolver) -> None:
     @app.exception_handler(Exception)
     def _unexpected(exc: Exception) -> Response[str]:
         # The type only: exception messages may quote user text, which never goes to logs.
+        if storage_outage(exc):
+            logger.warning("storage unavailable", extra={"error_type": type(exc).__name__})
+            count_refusal(STORAGE_UNAVAILABLE[1])
+            return error_response(
+                *STORAGE_UNAVAILABLE, {"Retry-After": str(STORAGE_RETRY_AFTER_SECONDS)}
+            )
         logger.error("unhandled error", extra={"error_type": type(exc).__name__})
         return error_response(*INTERNAL_ERROR)

@@ -394,7 +394,10 @@ class UndoOut(BaseModel):
 
 
 class HealthOut(BaseModel):
-    status: Literal["ok", "starting"]
+    status: Literal["ok", "starting", "degraded"]
+    reason: Literal["storage_unavailable"] | None = Field(
+        default=None, description="Why it is degraded; only then present."
+    )
 
 
 class ErrorBody(BaseModel):
