@@ -20,6 +20,7 @@ from chatmemory.api.errors import (
     describe_validation_errors,
     refusal_headers,
 )
+from chatmemory.api.json_nesting import TOO_DEEP, nests_too_deep
 from chatmemory.api.media_types import refuse_body
 from chatmemory.api.schemas import ChatRequest
 from chatmemory.config import container
@@ -41,6 +42,8 @@ def stream_chat(user_id: str, raw_body: bytes, content_type: str | None = None) 
     if not raw_body:
         code, message = describe_validation_errors([{"type": "missing", "loc": ("body",)}])
         return _error(HTTPStatus.BAD_REQUEST, code, message)
+    if nests_too_deep(raw_body):  # the same refusal as the JSON path's, before any parser
+        return _error(HTTPStatus.BAD_REQUEST, "validation_error", TOO_DEEP)
     try:
         body = ChatRequest.model_validate_json(raw_body)
     except ValidationError as exc:

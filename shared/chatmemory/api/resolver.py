@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.api_gateway import Router
 from aws_lambda_powertools.utilities.typing import LambdaContext
 
 from chatmemory.api.errors import MAX_BODY_BYTES, error_response, register_error_handlers
+from chatmemory.api.json_nesting import TOO_DEEP, nests_too_deep
 from chatmemory.api.media_types import JSON, header, refuse_body
 from chatmemory.deadline import remaining_seconds_of, request_deadline
 
@@ -36,11 +37,22 @@ def body_size(raw_event: Mapping[str, Any]) -> int:
     return len(body.encode("utf-8")) if isinstance(body, str) else len(body)
 
 
+def _body_bytes(raw_event: Mapping[str, Any]) -> bytes:
+    """The body as sent (decoded from base64 when the gateway encoded it)."""
+    body = raw_event.get("body") or ""
+    if raw_event.get("isBase64Encoded"):
+        try:
+            return base64.b64decode(body, validate=False)
+        except (binascii.Error, ValueError):
+            return b""  # the resolver refuses it as it would have
+    return body.encode("utf-8", "surrogatepass") if isinstance(body, str) else bytes(body)
+
+
 def resolve(
     app: APIGatewayHttpResolver, raw_event: Mapping[str, Any], context: LambdaContext
 ) -> dict[str, Any]:
-    """Answer one API Gateway event. A body too large or not JSON is refused before anything
-    parses it, so nothing of it is applied or echoed back."""
+    """Answer one API Gateway event. A body too large, not JSON, or nested too deep is
+    refused before anything parses it, so nothing of it is applied or echoed back."""
     size = body_size(raw_event)
     if size > MAX_BODY_BYTES:
         return _refused(
@@ -53,6 +65,8 @@ def resolve(
     refused = refuse_body(content_type, has_body=size > 0)
     if refused is not None:
         return _refused(refused.status, refused.code, refused.message)
+    if size and nests_too_deep(_body_bytes(raw_event)):
+        return _refused(HTTPStatus.BAD_REQUEST, "validation_error", TOO_DEEP)
     if size and content_type:
         # The resolver parses only a literal "application/json"; the type is case-blind.
         headers = {k: v for k, v in event["headers"].items() if k.lower() != "content-type"}
