@@ -25,7 +25,7 @@ from chatmemory.local import portability_cli
 from chatmemory.local.changes import start_relay
 from chatmemory.local.embedder_mark import embedder_changed, mark_embedder
 from chatmemory.local.open_cli import DEFAULT_PAGE_HOURS, open_page
-from chatmemory.local.running import record_running_server, running_server
+from chatmemory.local.running import SeveralServers, record_running_server, running_server
 from chatmemory.local.server import LocalGateway, LocalServer
 from chatmemory.local.state_folder import StateFolderExposed, born_private, make_private
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
@@ -38,7 +38,8 @@ MAX_DAYS_LATER = 3650  # how far ahead a local server may pretend to be
 
 def _settings(state_dir: str | None, *, follow_server: bool = False) -> Settings:
     """Settings for this command. With no --state-dir (and no CHATMEMORY_STATE_DIR), a
-    command that must meet a running server (token, flush) uses that server's folder."""
+    command that must meet a running server (token, flush) uses that server's folder;
+    SeveralServers when more than one runs (`main` asks which)."""
     settings = Settings.from_env()
     if state_dir:
         return _private(dataclasses.replace(settings, state_dir=Path(state_dir).expanduser()))
@@ -342,6 +343,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         status: int = args.run(args)
     except ConfigurationError as exc:  # names the setting and why, never its value
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except SeveralServers as exc:  # a command that follows a server, and several run
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except StateFolderExposed as exc:

@@ -18,7 +18,7 @@ from urllib.parse import quote
 
 from chatmemory.config import Container, Settings
 from chatmemory.domain.errors import InvalidField
-from chatmemory.local.running import running_server
+from chatmemory.local.running import SeveralServers, running_server, running_servers
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
 
 DEFAULT_PAGE_HOURS = 8  # a sign-in for a working day, not the week a CLI token lives
@@ -32,18 +32,25 @@ def page_url(server_url: str, token: str) -> str:
 def open_page(args: argparse.Namespace) -> int:
     """Print the signed-in page's URL and open it in the browser (unless --no-browser)."""
     settings = Settings.from_env()
-    running = running_server(settings.well_known_state_dir)
-    if running is None:
+    servers = running_servers(settings.well_known_state_dir)
+    if not servers:
         print(
             "error: no chatmemory server is running; start one with `chatmemory serve` "
             "(or `make run`), then run this again",
             file=sys.stderr,
         )
         return 2
-    if args.state_dir and Path(args.state_dir).expanduser().resolve() != running.state_dir:
+    folder = Path(args.state_dir).expanduser().resolve() if args.state_dir else None
+    try:
+        running = running_server(settings.well_known_state_dir, folder)
+    except SeveralServers as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    if running is None:
+        serving = "; ".join(f"{server.url} uses {server.state_dir}" for server in servers)
         print(
-            f"error: the server running at {running.url} uses the state folder "
-            f"{running.state_dir}, not {args.state_dir}; its page would refuse that token",
+            f"error: no server running uses the state folder {args.state_dir} ({serving}); "
+            "its page would refuse that token",
             file=sys.stderr,
         )
         return 2

@@ -28,7 +28,7 @@ from urllib.request import Request, urlopen
 from chatmemory.config import Settings
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.portability import EXPORT_PAGE_MAX, EXPORT_SCHEMA, IMPORT_BATCH_MAX
-from chatmemory.local.running import running_server
+from chatmemory.local.running import SeveralServers, running_server, running_servers
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
 
 if TYPE_CHECKING:
@@ -80,24 +80,26 @@ def _message(error: HTTPError) -> str:
 def _server(args: argparse.Namespace) -> _Server:
     """The running server (or `--url`) and a token for the user from its state folder."""
     settings = Settings.from_env()
-    running = running_server(settings.well_known_state_dir)
+    named: Path | None = None  # the folder the command names, if it names one
     if args.state_dir:
-        folder = Path(args.state_dir).expanduser().resolve()
-    elif settings.state_dir_chosen or running is None:
-        folder = settings.state_dir.resolve()
-    else:
-        folder = running.state_dir
+        named = Path(args.state_dir).expanduser().resolve()
+    elif settings.state_dir_chosen:
+        named = settings.state_dir.resolve()
+    try:  # the one server over that folder (or the one running), the one at --url if several
+        running = running_server(settings.well_known_state_dir, named, args.url)
+    except SeveralServers as exc:
+        raise CommandError(f"{exc} (or name the server with --url)") from None
+    folder = named or (running.state_dir if running else settings.state_dir.resolve())
     url = args.url
     if url is None:
-        if running is None:
+        if running is None and not running_servers(settings.well_known_state_dir):
             raise CommandError(
                 "no chatmemory server is running: start one with `chatmemory serve` "
                 "(or name it with --url)"
             )
-        if running.state_dir != folder:
+        if running is None:
             raise CommandError(
-                f"the server running at {running.url} serves {running.state_dir}, not "
-                f"{folder}: name the server of that folder with --url"
+                f"no server running serves {folder}: name the server of that folder with --url"
             )
         url = running.url
     tokens = LocalTokens(load_or_create_secret(folder, settings.local_token_secret))

@@ -1,10 +1,17 @@
-"""Which local server is running, so `chatmemory token` and `flush` meet the right one.
+"""Which local servers are running, so `chatmemory token`, `flush`, `open`, `export`,
+`import` and `mcp` meet the right one.
 
 `chatmemory serve --state-dir DIR` keeps its SQLite file and signing secret in DIR. A
 later `chatmemory token alice` with no flag would otherwise sign with the default folder's
-secret — a token that server refuses — or flush a store nobody serves. So a server
-records itself in the well-known folder (`server.json`: its folder, address and process
-id) for as long as it runs, and those commands follow it when no folder is named.
+secret — a token that server refuses — or flush a store nobody serves. So each server
+records itself in the well-known folder for as long as it runs: one file per server under
+`servers/` (`<pid>-<port>.json`: its folder, address, process id and clock), never shared,
+so starting or stopping one server never hides another. A record whose process has ended
+(a server that was killed) is not a running server, and is removed when next read.
+
+A command that names no folder follows the one server running. When several run it does
+not guess (one machine-wide record once let whichever server started last win): it says
+which run, and asks for `--state-dir` (or `--url`).
 """
 
 from __future__ import annotations
@@ -12,10 +19,12 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlsplit
 
-RECORD_FILE = "server.json"
+RECORDS_DIR = "servers"
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,9 +35,21 @@ class RunningServer:
     days_later: int = 0  # its clock runs this many days ahead (`serve --days-later`)
 
 
+class SeveralServers(Exception):
+    """More than one server is running and the command did not say which."""
+
+    def __init__(self, servers: Sequence[RunningServer]) -> None:
+        self.servers = tuple(servers)
+        running = "; ".join(f"{server.url} over {server.state_dir}" for server in self.servers)
+        super().__init__(
+            f"{len(self.servers)} chatmemory servers are running ({running}): "
+            "say which with --state-dir"
+        )
+
+
 @dataclass(frozen=True, slots=True)
 class ServerRecord:
-    """The record one server wrote; `remove` deletes it only if it is still that server's."""
+    """The record one server wrote; `remove` deletes it (it is that server's alone)."""
 
     path: Path
     pid: int
@@ -45,8 +66,9 @@ def record_running_server(
 ) -> ServerRecord:
     """Say, in the well-known folder, that this process serves `state_dir` at `url` (with
     its clock `days_later` days ahead: a flush or a review then runs on the same day)."""
-    path = well_known_dir / RECORD_FILE
     pid = os.getpid()
+    port = urlsplit(url).port or 0
+    path = well_known_dir / RECORDS_DIR / f"{pid}-{port}.json"
     payload = {
         "state_dir": str(state_dir.resolve()),
         "url": url,
@@ -54,7 +76,7 @@ def record_running_server(
         "days_later": days_later,
     }
     try:
-        well_known_dir.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(parents=True, exist_ok=True)
         temporary = path.with_suffix(".tmp")
         temporary.write_text(json.dumps(payload), encoding="utf-8")
         temporary.replace(path)  # atomic: a reader never sees half a record
@@ -63,12 +85,43 @@ def record_running_server(
     return ServerRecord(path, pid)
 
 
-def running_server(well_known_dir: Path) -> RunningServer | None:
-    """The server recorded in the well-known folder, if its process is still alive."""
-    found = _read(well_known_dir / RECORD_FILE)
-    if found is None or not _alive(found.pid):
-        return None
-    return found
+def running_servers(well_known_dir: Path) -> list[RunningServer]:
+    """Every server recorded whose process is still alive, in order of address; the
+    records of servers that ended are removed."""
+    found = []
+    for path in sorted((well_known_dir / RECORDS_DIR).glob("*.json")):
+        server = _read(path)
+        if server is None:
+            continue
+        if not _alive(server.pid):
+            with contextlib.suppress(OSError):
+                path.unlink()
+            continue
+        found.append(server)
+    return sorted(found, key=lambda server: server.url)
+
+
+def running_server(
+    well_known_dir: Path, state_dir: Path | None = None, url: str | None = None
+) -> RunningServer | None:
+    """The one running server (over `state_dir`, when one is named), or None.
+
+    SeveralServers when more than one would do; `url`, when the command names one, picks
+    among them the server at that address."""
+    servers = [
+        server
+        for server in running_servers(well_known_dir)
+        if state_dir is None or server.state_dir == state_dir.resolve()
+    ]
+    if url is not None and len(servers) > 1:
+        servers = [server for server in servers if _same_address(server.url, url)] or servers
+    if len(servers) > 1:
+        raise SeveralServers(servers)
+    return servers[0] if servers else None
+
+
+def _same_address(recorded: str, named: str) -> bool:
+    return recorded.rstrip("/").lower() == named.rstrip("/").lower()
 
 
 def _read(path: Path) -> RunningServer | None:

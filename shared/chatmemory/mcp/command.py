@@ -22,7 +22,7 @@ from pathlib import Path
 
 from chatmemory.config import Container, Settings
 from chatmemory.domain.errors import InvalidField
-from chatmemory.local.running import running_server
+from chatmemory.local.running import SeveralServers, running_server
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
 from chatmemory.mcp.api_client import DEFAULT_TIMEOUT_S, MemoryApi, TokenSource
 
@@ -106,8 +106,19 @@ def run(args: argparse.Namespace) -> int:
 
 def connection(args: argparse.Namespace, settings: Settings) -> tuple[str, TokenSource]:
     """The API's URL and where each call's token comes from; CommandError naming the fix."""
-    running = running_server(settings.well_known_state_dir)
-    url = args.url or settings.api_url or (running.url if running else None)
+    named = args.url or settings.api_url
+    folder = None  # the folder the command names, if any: only its server will do
+    if args.state_dir:
+        folder = Path(args.state_dir).expanduser()
+    elif settings.state_dir_chosen:
+        folder = settings.state_dir
+    try:
+        running = running_server(settings.well_known_state_dir, folder, named)
+    except SeveralServers as exc:
+        if named is None:
+            raise CommandError(f"{exc}, or name the API with --url") from None
+        running = None  # the API is named: its folder's secret is the one named, or the default
+    url = named or (running.url if running else None)
     if url is None:
         raise CommandError(
             "no chatmemory server is running here: start one with `chatmemory serve`, "
