@@ -436,7 +436,7 @@ class Container:
             return HealthCheck(DynamoStoreProbe(items.connection))
         from chatmemory.adapters.sqlite.probe import SqliteStoreProbe  # noqa: PLC0415
 
-        return HealthCheck(SqliteStoreProbe(self._sqlite_database))
+        return HealthCheck(SqliteStoreProbe(lambda: self._sqlite_database))
 
     @property
     def embedder(self) -> Embedder:

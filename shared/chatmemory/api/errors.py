@@ -170,11 +170,17 @@ def storage_outage(exc: BaseException) -> bool:
             return isinstance(code, int) and code & 0xFF in _SQLITE_OUTAGES
         if isinstance(current, StoreConnectionError | HTTPClientError):
             return True  # the table's endpoint did not answer
-        if isinstance(current, ClientError):
-            return current.response.get("Error", {}).get("Code") in _DYNAMODB_OUTAGES
         reasons = getattr(current, "cancellation_reasons", None) or []  # PynamoDB's
         if any(getattr(reason, "code", None) in _DYNAMODB_OUTAGES for reason in reasons):
             return True
+        if isinstance(current, ClientError):
+            response = current.response
+            codes = {response.get("Error", {}).get("Code")} | {
+                reason.get("Code")
+                for reason in response.get("CancellationReasons") or []
+                if isinstance(reason, dict)
+            }
+            return bool(codes & _DYNAMODB_OUTAGES)
         # PynamoDB keeps botocore's error as `cause`; anything else chains it.
         current = getattr(current, "cause", None) or current.__cause__
     return False

@@ -72,7 +72,9 @@ class _Httpd(HTTPServer):
         self._connections: queue.SimpleQueue[tuple[socket.socket, Any] | None] = queue.SimpleQueue()
         self._workers: list[threading.Thread] = []
         self._active: set[socket.socket] = set()
+        self._in_hand = 0  # connections accepted and not yet finished
         self._lock = threading.Lock()
+        self._settled = threading.Condition(self._lock)
         self._stopping = threading.Event()
 
     @property
@@ -87,10 +89,18 @@ class _Httpd(HTTPServer):
             if self._stopping.is_set():
                 self.shutdown_request(request)
                 return
+        with self._lock:
+            self._in_hand += 1
         # No worker waiting, and a slot free: fewer workers than slots, so room for one more.
         if not self._idle.acquire(blocking=False) and len(self._workers) < self.limits.workers:
             self._start_worker()
         self._connections.put((request, client_address))
+
+    def wait_idle(self, timeout: float) -> bool:
+        """Wait until every connection accepted so far is finished; False if `timeout`
+        seconds passed first."""
+        with self._settled:
+            return self._settled.wait_for(lambda: self._in_hand == 0, timeout)
 
     def _start_worker(self) -> None:
         name = f"{self._name}-worker-{len(self._workers) + 1}"
@@ -109,9 +119,11 @@ class _Httpd(HTTPServer):
             except Exception:
                 self.handle_error(request, client_address)
             finally:
+                self.shutdown_request(request)
                 with self._lock:
                     self._active.discard(request)
-                self.shutdown_request(request)
+                    self._in_hand -= 1
+                    self._settled.notify_all()
                 # Idle first: the accept loop, once it has this slot, finds this worker.
                 self._idle.release()
                 self._slots.release()
@@ -175,6 +187,11 @@ class ThreadedServer:
     def worker_count(self) -> int:
         """The worker threads started so far (at most `limits.workers`)."""
         return self._httpd.worker_count
+
+    def wait_idle(self, timeout: float = 10.0) -> bool:
+        """Wait until every connection accepted so far has been served and closed (tests,
+        and anyone who must know the server is done with a client); False on timeout."""
+        return self._httpd.wait_idle(timeout)
 
     def serve_forever(self) -> None:
         self._httpd.serve_forever(poll_interval=_STOP_POLL_S)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 
 from chatmemory.adapters.sqlite.database import Database
 from chatmemory.ports.store_probe import StoreProbe, StoreUnavailable
@@ -16,16 +17,17 @@ class SqliteStoreProbe(StoreProbe):
     check is asked for now and then.
     """
 
-    def __init__(self, database: Database) -> None:
-        self._database = database
+    def __init__(self, database: Callable[[], Database]) -> None:
+        self._database = database  # opened on first use: a file that cannot be is a finding
 
     def check(self) -> None:
         try:
-            with self._database.write() as conn:
+            database = self._database()
+            with database.write() as conn:
                 conn.execute(
                     "INSERT INTO store_probe (id, checked_at) VALUES (1, ?) "
                     "ON CONFLICT (id) DO UPDATE SET checked_at = excluded.checked_at",
-                    (self._database.now(),),
+                    (database.now(),),
                 )
-        except sqlite3.Error as exc:
+        except (sqlite3.Error, OSError) as exc:  # OSError: its folder cannot be made
             raise StoreUnavailable(getattr(exc, "sqlite_errorname", type(exc).__name__)) from exc
