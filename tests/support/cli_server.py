@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from tests.support.local_server import ROOT
 
@@ -23,6 +24,7 @@ class ServedProcess:
     url: str
     banner: list[str]
     environment: dict[str, str]
+    pid: int = 0
 
     def cli(self, *arguments: str, check: bool = True) -> subprocess.CompletedProcess[str]:
         """Run another `chatmemory` command in the same environment."""
@@ -53,8 +55,11 @@ def run_cli(
 
 
 @contextmanager
-def serve_in_process(environment: dict[str, str], *arguments: str) -> Iterator[ServedProcess]:
-    """`chatmemory serve --port 0 …`, yielded once it prints that it is ready."""
+def serve_in_process(
+    environment: dict[str, str], *arguments: str, **popen: Any
+) -> Iterator[ServedProcess]:
+    """`chatmemory serve --port 0 …`, yielded once it prints that it is ready (`popen`:
+    more of subprocess.Popen's arguments, e.g. a `preexec_fn`)."""
     process = subprocess.Popen(  # noqa: S603 - our own CLI
         [sys.executable, "-m", "chatmemory.local.cli", "serve", "--port", "0", *arguments],
         stdout=subprocess.PIPE,
@@ -62,12 +67,13 @@ def serve_in_process(environment: dict[str, str], *arguments: str) -> Iterator[S
         text=True,
         cwd=ROOT,
         env=environment,
+        **popen,
     )
     try:
         assert process.stdout is not None
         banner = _lines_until_ready(process)
         url = banner[0].split("listening on ", 1)[1].strip()
-        yield ServedProcess(url=url, banner=banner, environment=environment)
+        yield ServedProcess(url=url, banner=banner, environment=environment, pid=process.pid)
     finally:
         process.terminate()
         process.wait(timeout=10)

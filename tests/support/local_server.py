@@ -16,6 +16,7 @@ from chatmemory.adapters.clock import SystemClock
 from chatmemory.config import Container, Settings, use_container
 from chatmemory.local.server import LocalGateway, LocalServer
 from chatmemory.local.tokens import LocalTokens, load_or_create_secret
+from chatmemory.web.server import ServerLimits
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -33,6 +34,7 @@ class Running:
     tokens: LocalTokens
     secret: str
     container: Container | None = None
+    server: LocalServer | None = None
 
     def call(
         self,
@@ -67,8 +69,11 @@ class Running:
 
 
 @contextmanager
-def serve_locally(state_dir: Path, model_cache: Path, **settings: Any) -> Iterator[Running]:
-    """The local server on a free port of 127.0.0.1, over a fresh state folder."""
+def serve_locally(
+    state_dir: Path, model_cache: Path, limits: ServerLimits | None = None, **settings: Any
+) -> Iterator[Running]:
+    """The local server on a free port of 127.0.0.1, over a fresh state folder (with the
+    server's own limits, unless a test names tighter ones)."""
     container = Container(
         Settings(state_dir=state_dir, project_root=ROOT, model_cache=model_cache, **settings),
         SystemClock(),
@@ -77,11 +82,13 @@ def serve_locally(state_dir: Path, model_cache: Path, **settings: Any) -> Iterat
     secret = load_or_create_secret(state_dir)
     tokens = LocalTokens(secret)
     gateway = LocalGateway(ROOT, tokens)
-    local = LocalServer("127.0.0.1", 0, gateway)
+    local = LocalServer("127.0.0.1", 0, gateway, limits)
     local.start()
     gateway.warm_up(container)  # what `chatmemory serve` does before /v1/health says ok
     try:
-        yield Running(url=local.url, tokens=tokens, secret=secret, container=container)
+        yield Running(
+            url=local.url, tokens=tokens, secret=secret, container=container, server=local
+        )
     finally:
         local.stop()
         use_container(None)
