@@ -20,6 +20,7 @@ from pydantic_settings import BaseSettings, NoDecode, SettingsConfigDict
 from chatmemory.adapters.clock import ShiftedClock, SystemClock
 from chatmemory.deadline import time_left
 from chatmemory.domain.events import MemoryEvent
+from chatmemory.domain.ids import IdentityKey
 from chatmemory.domain.quotas import MODEL_TURNS, OBSERVED_TURNS
 from chatmemory.ports.change_feed import ChangeFeed
 from chatmemory.ports.clock import Clock
@@ -163,6 +164,10 @@ class _Environment(BaseSettings):
     AWS_DEFAULT_REGION: str | None = None
     CHATMEMORY_DYNAMODB_ENDPOINT: str | None = None
     CHATMEMORY_LOCAL_SECRET: str | None = Field(default=None, repr=False)
+    # The key memory ids are derived with (a keyed hash of a belief's words): given, from
+    # Secrets Manager on AWS by name, else the state folder's own (created on first use).
+    CHATMEMORY_IDENTITY_SECRET: OptionalText = Field(default=None, repr=False)
+    CHATMEMORY_IDENTITY_SECRET_NAME: OptionalText = None
     CHATMEMORY_PROJECT_ROOT: OptionalPath = None
     CHATMEMORY_EMBEDDER: EmbedderKind = "auto"
     CHATMEMORY_TITAN_DIMENSIONS: int = 512
@@ -252,6 +257,8 @@ class Settings:
     region: str | None = None
     dynamodb_endpoint: str | None = None
     local_token_secret: str | None = None
+    identity_secret: str | None = field(default=None, repr=False)
+    identity_secret_name: str | None = None
     project_root: Path = field(default_factory=_package_project_root)
     embedder: EmbedderKind = "auto"
     titan_dimensions: int = 512
@@ -324,6 +331,8 @@ class Settings:
             region=env.AWS_REGION or env.AWS_DEFAULT_REGION,
             dynamodb_endpoint=env.CHATMEMORY_DYNAMODB_ENDPOINT,
             local_token_secret=env.CHATMEMORY_LOCAL_SECRET,
+            identity_secret=env.CHATMEMORY_IDENTITY_SECRET,
+            identity_secret_name=env.CHATMEMORY_IDENTITY_SECRET_NAME,
             project_root=env.CHATMEMORY_PROJECT_ROOT or _package_project_root(),
             embedder=env.CHATMEMORY_EMBEDDER,
             titan_dimensions=env.CHATMEMORY_TITAN_DIMENSIONS,
@@ -589,7 +598,31 @@ class Container:
             uses_jobs=self.jobs,
             model_writes_uses=self.model_writes_uses,
             profiles=self.profiles,
+            identities=lambda: self.identity_key,
         )
+
+    @cached_property
+    def identity_key(self) -> IdentityKey:
+        """This deployment's key for memory ids: the configured secret, Secrets Manager's
+        on AWS, else the state folder's (created 0600 on first use). A DynamoDB store
+        with none configured keeps the public key, and says so."""
+        if self.settings.identity_secret:
+            return IdentityKey(self.settings.identity_secret.encode("utf-8"))
+        if self.settings.identity_secret_name:
+            from aws_lambda_powertools.utilities import parameters  # noqa: PLC0415
+
+            secret = parameters.get_secret(self.settings.identity_secret_name, max_age=3600)
+            return IdentityKey(str(secret).strip().encode("utf-8"))
+        if self.settings.store == "sqlite":
+            from chatmemory.local.tokens import (  # noqa: PLC0415
+                IDENTITY_KEY_FILE,
+                load_or_create_secret,
+            )
+
+            found = load_or_create_secret(self.settings.state_dir, file_name=IDENTITY_KEY_FILE)
+            return IdentityKey(found.encode("utf-8"))
+        log.warning("no identity key is configured: memory ids use the public one")
+        return IdentityKey()
 
     @cached_property
     def reindexer(self) -> Reindexer:

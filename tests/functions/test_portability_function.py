@@ -144,3 +144,33 @@ def test_an_import_reports_what_it_skipped_and_why(handler: Any, container: Cont
         1,
         1,
     )
+
+
+def test_memory_ids_are_keyed_by_each_deployments_own_secret_and_travel_with_an_export(
+    handler: Any, tmp_path: Path, clock: ManualClock
+) -> None:
+    # Given two deployments, each with the key it made in its own state folder
+    here, there = tmp_path / "here", tmp_path / "there"
+    ids = {}
+    for name, state in (("here", here), ("there", there)):
+        use_container(Container(Settings(state_dir=state, embedder="hashing"), clock))
+        [created] = remember(handler, clock, "Has a cat named Miso.")
+        ids[name] = created["memory_id"]
+        key = state / "identity-key"
+        assert key.stat().st_mode & 0o777 == 0o600 and len(key.read_text()) >= 32
+    # Then the same words land on different ids in each (no one can compute one from a
+    # guess at the words without the deployment's key) …
+    assert ids["here"] != ids["there"]
+
+    # And when one's export is imported into the other after forgetting everything there
+    use_container(Container(Settings(state_dir=here, embedder="hashing"), clock))
+    document = call(handler, "export_memories", query={"limit": "100"}).body
+    use_container(Container(Settings(state_dir=there, embedder="hashing"), clock))
+    assert call(handler, "forget_everything").status == 204
+    clock.advance(timedelta(seconds=1))
+    assert call(handler, "import_memories", body=document).body["imported"] == 1
+
+    # Then it keeps its id, and typing the same words there finds it (200, not a copy)
+    again = call(handler, "create_memory", body={"text": "has a cat named miso"})
+    use_container(None)
+    assert (again.status, again.body["memory_id"]) == (200, ids["here"])

@@ -644,9 +644,45 @@ def test_the_memories_function_queues_uses_jobs_on_the_fold_queue_without_the_mo
         if _allows(statement, "sqs:SendMessage")
     ]
     assert sends and all("FoldQueue" in json.dumps(s["Resource"]) for s in sends)
-    # But it never calls the model, so it neither names nor may read the model's key
+    # But it never calls the model, so it neither names nor may read the model's key: the
+    # one secret it may read is the deployment's key for memory ids
     assert "CHATMEMORY_ANTHROPIC_SECRET_NAME" not in variables
-    assert not any("AWSSecretsManagerGetSecretValuePolicy" in p for p in properties["Policies"])
+    secrets = [
+        p["AWSSecretsManagerGetSecretValuePolicy"]["SecretArn"]
+        for p in properties["Policies"]
+        if "AWSSecretsManagerGetSecretValuePolicy" in p
+    ]
+    assert secrets == [{"Ref": "IdentitySecret"}]
+
+
+MAKES_MEMORIES = (
+    "ChatFunction",
+    "ChatStreamFunction",
+    "MemoriesFunction",
+    "RoomsFunction",
+    "IdleFunction",
+    "RouteFunction",
+)
+
+
+@pytest.mark.parametrize("function", MAKES_MEMORIES)
+def test_every_function_that_makes_memories_keys_their_ids_with_the_deployments_secret(
+    function: str,
+) -> None:
+    # Given a function whose writes derive memory ids from a belief's words
+    properties = resource_properties(function)
+
+    # Then it names the deployment's generated key and may read it
+    assert properties["Environment"]["Variables"]["CHATMEMORY_IDENTITY_SECRET_NAME"] == {
+        "Ref": "IdentitySecret"
+    }
+    assert {"AWSSecretsManagerGetSecretValuePolicy": {"SecretArn": {"Ref": "IdentitySecret"}}} in (
+        properties["Policies"]
+    )
+    # and the key is generated at deploy time and kept with the table
+    secret = load_template()["Resources"]["IdentitySecret"]
+    assert secret["Properties"]["GenerateSecretString"]["PasswordLength"] >= 32
+    assert secret["DeletionPolicy"] == "Retain"
 
 
 def test_the_fold_function_may_embed_with_titan_and_read_the_model_key() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import hashlib
+import hmac
 import re
 import threading
 import unicodedata
 import uuid
+from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 # Fixed namespace for chatmemory's uuid5 identities; changing it would re-key every belief.
@@ -51,16 +54,41 @@ def normalise_for_identity(text: str) -> str:
     return folded.rstrip(_SENTENCE_END) or folded
 
 
-def memory_id_for(user_id: str, persona: str, key: str, generation: int = 0) -> str:
-    """The id a belief always lands on: uuid5 of user + persona + key (seed 003's identity).
+#: the key of a deployment that names none (tests, a library user): public, so ids made
+#: with it can be guessed from a memory's words — every server names its own
+UNKEYED = b"chatmemory: no deployment key was given"
+#: the shortest deployment key taken (256 bits)
+IDENTITY_KEY_MIN_BYTES = 32
 
-    `generation` moves the identity past ids that were deleted or became history, so an
-    id is never reused for a different row.
-    """
-    parts = [user_id, persona, key]
-    if generation:
-        parts.append(str(generation))
-    return "mem_" + uuid.uuid5(CHATMEMORY_NAMESPACE, _SEPARATOR.join(parts)).hex
+
+@dataclass(frozen=True, slots=True)
+class IdentityKey:
+    """This deployment's secret for memory ids (issue: an id derived from a memory's words
+    under a public namespace gave the words away to anyone who saw the id — a change
+    event, an access log — and a dictionary of guesses). Ids stay deterministic within a
+    deployment (the same belief lands on the same id, seed 003); they differ between
+    deployments, and an export carries its ids, so an import lands them as they were."""
+
+    secret: bytes = field(default=UNKEYED, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.secret != UNKEYED and len(self.secret) < IDENTITY_KEY_MIN_BYTES:
+            raise ValueError(f"an identity key has at least {IDENTITY_KEY_MIN_BYTES} bytes")
+
+    def memory_id(self, user_id: str, persona: str, key: str, generation: int = 0) -> str:
+        """The id a belief always lands on: a keyed hash of user + persona + key (seed
+        003's identity). `generation` moves the identity past ids that were deleted or
+        became history, so an id is never reused for a different row."""
+        parts = [user_id, persona, key]
+        if generation:
+            parts.append(str(generation))
+        digest = hmac.new(self.secret, _SEPARATOR.join(parts).encode("utf-8"), hashlib.sha256)
+        return "mem_" + digest.hexdigest()[:32]
+
+
+def memory_id_for(user_id: str, persona: str, key: str, generation: int = 0) -> str:
+    """`IdentityKey().memory_id`: the id under no deployment's key (tests, tools)."""
+    return IdentityKey().memory_id(user_id, persona, key, generation)
 
 
 def belief_identity(category: str, text: str, observed_on: str | None = None) -> str:

@@ -25,18 +25,34 @@ SECRET_FILE = "local-signing-secret"  # noqa: S105 - a file name, not a secret
 DEFAULT_TTL = timedelta(days=7)
 
 
-def load_or_create_secret(state_dir: Path, configured: str | None = None) -> str:
-    """The configured secret, else the state folder's, created (0600) on first use."""
+#: the state folder's key for memory ids (domain/ids.py IdentityKey)
+IDENTITY_KEY_FILE = "identity-key"
+
+
+def load_or_create_secret(
+    state_dir: Path, configured: str | None = None, *, file_name: str = SECRET_FILE
+) -> str:
+    """The configured secret, else the state folder's `file_name`, created (0600) on
+    first use."""
     if configured:
         return configured
-    path = state_dir / SECRET_FILE
+    path = state_dir / file_name
     if path.exists():
         return path.read_text(encoding="utf-8").strip()
     state_dir.mkdir(parents=True, exist_ok=True)
     secret = secrets.token_urlsafe(48)
-    descriptor = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    # Written whole under a name of its own, then linked into place: another process (the
+    # server and a flush starting together) either wins the link or reads a whole file.
+    draft = path.with_name(f".{file_name}.{secrets.token_hex(8)}")
+    descriptor = os.open(draft, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     with os.fdopen(descriptor, "w", encoding="utf-8") as handle:
         handle.write(secret)
+    try:
+        os.link(draft, path)
+    except FileExistsError:
+        return path.read_text(encoding="utf-8").strip()
+    finally:
+        draft.unlink()
     return secret
 
 

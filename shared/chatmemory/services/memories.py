@@ -18,8 +18,8 @@ from chatmemory.domain.errors import (
 )
 from chatmemory.domain.events import Actor, MemoryEvent, Op
 from chatmemory.domain.ids import (
+    IdentityKey,
     belief_identity,
-    memory_id_for,
     new_event_id,
     new_memory_id,
     normalise_for_identity,
@@ -93,8 +93,12 @@ class MemoryService:
         *,
         model_writes_uses: bool = True,
         profiles: ProfileRebuilds | None = None,
+        identities: IdentityKey | Callable[[], IdentityKey] | None = None,
     ) -> None:
         self._profiles = profiles
+        # A callable is asked on the first id (a Lambda that never makes one never reads
+        # the deployment's key).
+        self._identities = identities or IdentityKey()
         self._stores = stores
         self._deletions = Deletions(stores)
         self._clock = clock
@@ -256,7 +260,7 @@ class MemoryService:
         there (False). An id deleted, made history or held by a hidden row (an expired one)
         is never reused: the identity moves on a generation."""
         for generation in range(_MAX_ID_GENERATIONS):
-            memory_id = memory_id_for(user_id, persona, identity, generation)
+            memory_id = self.memory_id(user_id, persona, identity, generation)
             if self._stores.tombstones.get_tombstone(user_id, memory_id) is not None:
                 continue
             existing = self._stores.memories.get_memory(user_id, memory_id)
@@ -285,6 +289,12 @@ class MemoryService:
         if self._profiles is not None:
             self._profiles.soon(memory.user_id, memory.persona)
 
+    def memory_id(self, user_id: str, persona: str, identity: str, generation: int = 0) -> str:
+        """The id `identity` lands on in this deployment (keyed: domain/ids.py IdentityKey)."""
+        if not isinstance(self._identities, IdentityKey):
+            self._identities = self._identities()
+        return self._identities.memory_id(user_id, persona, identity, generation)
+
     def identity(self, user_id: str, persona: str, identity: str) -> tuple[str, Memory | None]:
         """The id this belief lands on (uuid5, seed 003), and the active row already there.
 
@@ -299,7 +309,7 @@ class MemoryService:
         """`identity`, or None once every generation is spent (where an import, which must
         land the same row on the same id each time, never takes a random one)."""
         for generation in range(_MAX_ID_GENERATIONS):
-            memory_id = memory_id_for(user_id, persona, identity, generation)
+            memory_id = self.memory_id(user_id, persona, identity, generation)
             if self._stores.tombstones.get_tombstone(user_id, memory_id) is not None:
                 continue
             existing = self._stores.memories.get_memory(user_id, memory_id)

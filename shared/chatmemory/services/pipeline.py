@@ -45,7 +45,6 @@ from chatmemory.domain.extraction import (
 from chatmemory.domain.ids import (
     CHATMEMORY_NAMESPACE,
     belief_identity,
-    memory_id_for,
     normalise_for_identity,
     parse_message_id,
 )
@@ -366,7 +365,7 @@ class WritePipeline:
                 # A thread is routed in code: its beats update it, never a second one.
                 # A beat is a step of a story, not a belief: its id is this run's.
                 identity = f"extract:{run.run_id}:{index}:{normalise_for_identity(candidate.text)}"
-                beat_id = memory_id_for(run.user_id, run.persona, identity)
+                beat_id = self._memories.memory_id(run.user_id, run.persona, identity)
                 row = self._new_memory(run, beat_id, candidate, supersedes=None)
                 beats.append(Beat(candidate, row))
             else:

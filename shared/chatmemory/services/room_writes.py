@@ -47,7 +47,7 @@ from chatmemory.domain.extraction import (
     trusted_reports,
     with_thread_ids,
 )
-from chatmemory.domain.ids import CHATMEMORY_NAMESPACE, memory_id_for, normalise_for_identity
+from chatmemory.domain.ids import CHATMEMORY_NAMESPACE, normalise_for_identity
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.notice import Notice, announce
 from chatmemory.domain.room_extraction import WORLD_CAP, filter_room_candidates, whom_about
@@ -449,7 +449,7 @@ class RoomWrites:
         identity = f"room:{spell.room.room_id}:{spell.upto_seq}:{index}:{words}"
         return Memory(
             user_id=home.owner,
-            memory_id=memory_id_for(home.owner, persona, identity),
+            memory_id=self._part("memories").memory_id(home.owner, persona, identity),
             text=candidate.text,
             created_at=now,
             updated_at=now,
