@@ -35,7 +35,7 @@ from chatmemory.domain.threads import (
 )
 from chatmemory.domain.time import require_utc
 from chatmemory.domain.uses import clean_uses
-from chatmemory.domain.write_filter import instruction_shape
+from chatmemory.domain.write_filter import instruction_shape, side_texts
 
 IMPORTANCE_FLOOR = 3
 DAILY_CAP = 12
@@ -411,6 +411,7 @@ def code_rule(
     """The write filter's rules for one candidate, given the lines it may rest on (the
     person's own words); None when it may be kept (duplicates and caps are the caller's).
     The rules are checked in this order, and the first that fails is the reason."""
+    beside = side_texts(candidate.uses, candidate.key)  # stored with it: read as it is
     checks: tuple[tuple[Dropped, Callable[[], bool]], ...] = (
         (Dropped.NOT_THE_USERS_WORDS, lambda: not sources),
         (Dropped.PASTED_OR_QUOTED, lambda: all(looks_pasted(s.content) for s in sources)),
@@ -424,6 +425,7 @@ def code_rule(
             Dropped.SECRET,
             lambda: bool(
                 find_secret(candidate.text)
+                or any(find_secret(side) for side in beside)
                 or holds_withheld(candidate.text)
                 or repeats_secret(
                     candidate.text, (f.value for s in sources for f in find_secrets(s.content))
@@ -435,6 +437,7 @@ def code_rule(
             Dropped.INSTRUCTION,
             lambda: bool(
                 instruction_shape(candidate.text)
+                or any(instruction_shape(side) for side in beside)
                 or any(instruction_shape(s.content) for s in sources)
             ),
         ),

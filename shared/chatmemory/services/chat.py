@@ -125,7 +125,9 @@ class _Saves:
         except (InvalidField, ValueError, TypeError) as exc:
             return f"not saved: {exc}"
         screened, left_out = _without_secret(new)
-        refused = write_filter.refusal("text", screened.text)
+        refused = write_filter.first_refusal(
+            write_filter.memory_fields(screened.text, uses=screened.uses, key=screened.key)
+        )
         if refused is not None:
             return f"not saved: {refused}"
         self.pending.append((screened, replaces))

@@ -209,7 +209,9 @@ class MemoryService:
         whichever category it was filed; otherwise an omitted category is the one the
         words name (`uses.category_by_words`), then `general`."""
         self._require_enabled(user_id, new.persona)
-        write_filter.check("text", new.text)
+        write_filter.check_all(
+            write_filter.memory_fields(new.text, uses=new.uses, key=new.key, category=new.category)
+        )
         now = self._clock.now()
         if new.valid_until is not None and new.valid_until <= now:
             raise InvalidField("valid_until", "must be in the future")
@@ -369,7 +371,9 @@ class MemoryService:
         active memory with the same key (newest wins; the user's words beat an inference).
         """
         self._require_enabled(user_id, new.persona)
-        write_filter.check("text", new.text)
+        write_filter.check_all(
+            write_filter.memory_fields(new.text, uses=new.uses, key=new.key, category=new.category)
+        )
         target = self._replaced(user_id, new, replaces)
         if target is None:
             return self.create(user_id, new, actor=actor).memory
@@ -412,7 +416,7 @@ class MemoryService:
         """Write a new memory the pipeline decided to ADD; False if it is already there
         (a re-run of the same step lands on the same id)."""
         self._require_enabled(memory.user_id, memory.persona)
-        write_filter.check("text", memory.text)
+        write_filter.check_memory(memory)
         if not self._add(self._prepared(memory), Actor.EXTRACTOR):
             return False
         self.settle(memory, actor=Actor.EXTRACTOR)
@@ -462,7 +466,7 @@ class MemoryService:
     def supersede(self, target: Memory, replacement: Memory, *, actor: Actor) -> Memory:
         """Replace `target` with `replacement` (which must say it supersedes it): the old
         row becomes history, linked to the new one. ConcurrentChange if it moved on."""
-        write_filter.check("text", replacement.text)
+        write_filter.check_memory(replacement)
         prepared = self._prepared(replacement, replaced=target)
         at = replacement.created_at
         events = [
@@ -538,7 +542,7 @@ class MemoryService:
             raise ConcurrentChange(
                 f"only active memories can be corrected; this one is {current.status}"
             )
-        write_filter.check("text", text)
+        write_filter.check_all(write_filter.memory_fields(text, category=category))
         now = self._clock.now()
         if valid_until is not None and valid_until <= now:
             raise InvalidField("valid_until", "must be in the future")

@@ -19,9 +19,7 @@ from typing import Literal
 from chatmemory.domain import fading, rules, write_filter
 from chatmemory.domain.errors import (
     DomainError,
-    InstructionRefused,
     InvalidField,
-    SecretRefused,
 )
 from chatmemory.domain.events import Actor, MemoryEvent, Op
 from chatmemory.domain.ids import belief_identity, new_event_id
@@ -266,14 +264,9 @@ class PortabilityService:
             return "expired: its valid_until has passed"
         if memory.created_at > now:
             return "validation_error: it was learned after now (created_at is in the future)"
-        try:
-            write_filter.check("text", memory.text)
-            uses = memory.meta.get("uses")
-            for number, use in enumerate(uses if isinstance(uses, list) else ()):
-                write_filter.check(f"uses.{number}", str(use))
-        except (SecretRefused, InstructionRefused) as refused:
-            return f"{refused.code}: {refused}"
-        return None
+        # every field the row keeps: its words, uses, key and category, and its ids
+        refused = write_filter.memory_refusal(memory)
+        return None if refused is None else f"{refused.code}: {refused}"
 
     def _land(self, memory: Memory) -> bool:
         """Write one row with its vectors and its add event; index it if it is a belief."""
