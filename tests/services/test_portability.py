@@ -337,3 +337,51 @@ def test_a_note_the_filter_refuses_is_skipped_and_the_memories_still_land(
         (None, "instruction_refused")
     ]
     assert SettingsService(stores, clock).get("carol").note == ""
+
+
+# ---- what an import does to retention ------------------------------------------------------
+
+
+def history_from_elsewhere(**fields: Any) -> dict[str, Any]:
+    """A document as an importer from ChatGPT or mem0 writes one: a memory with its real
+    date, three years back, and no evidence since."""
+    learned = "2023-11-01T08:00:00.000000Z"
+    row = {
+        "memory_id": "mem_chatgpt_1",
+        "text": "Lives in Pune.",
+        "category": "location",
+        "kind": "fact",
+        "persona": "assistant",
+        "stated_by": "user",
+        "status": "active",
+        "created_at": learned,
+        "updated_at": learned,
+        **fields,
+    }
+    return {"schema": "chatmemory.export/1", "memories": [row]}
+
+
+@pytest.mark.parametrize(
+    "field", ["created_at", "updated_at", "last_used_at", "reinforced_at", "archived_at"]
+)
+def test_a_row_with_any_of_its_own_times_after_now_is_skipped_naming_it(
+    stores: Stores,
+    clock: ManualClock,
+    memories: MemoryService,
+    portability: PortabilityService,
+    field: str,
+) -> None:
+    # Given a row the file says was learned, used or set aside tomorrow
+    tomorrow = to_storage(clock.now() + timedelta(days=1))
+    times = {"updated_at": tomorrow} if field == "created_at" else {}
+    document = history_from_elsewhere(**{field: tomorrow, **times})
+
+    # When it is imported
+    report = imported(portability, ALICE, document)
+
+    # Then it is skipped, saying which time is in the future, and nothing is written
+    assert report.imported == 0
+    assert [s.reason for s in report.skipped] == [
+        f"validation_error: it was learned after now ({field} is in the future)"
+    ]
+    assert memories.list_memories(ALICE, status=None).items == []

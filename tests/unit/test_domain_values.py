@@ -20,7 +20,14 @@ from chatmemory.domain.ids import (
     parse_message_id,
 )
 from chatmemory.domain.memory_settings import MemorySettings
-from chatmemory.domain.time import from_storage, parse_instant, to_api, to_storage
+from chatmemory.domain.time import (
+    EARLIEST_WORLD,
+    LATEST,
+    from_storage,
+    parse_instant,
+    to_api,
+    to_storage,
+)
 
 NOW = datetime(2026, 11, 30, 9, 15, tzinfo=UTC)
 
@@ -67,7 +74,9 @@ def test_message_ids_lead_back_to_their_conversation() -> None:
 
 @given(
     st.datetimes(
-        timezones=st.just(UTC), min_value=datetime(2000, 1, 1), max_value=datetime(2200, 1, 1)
+        timezones=st.just(UTC),
+        min_value=EARLIEST_WORLD.replace(tzinfo=None),
+        max_value=(LATEST - timedelta(microseconds=2)).replace(tzinfo=None),
     )
 )
 def test_storage_strings_sort_like_the_instants_they_hold(instant: datetime) -> None:

@@ -36,7 +36,7 @@ from chatmemory.domain.memory import Kind, Memory, StatedBy, Status, subject_for
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.portability import CONCLUDED_BY, EXPORT_SCHEMA, IMPORT_BATCH_MAX
 from chatmemory.domain.threads import Cadence, ThreadMeta, ThreadStatus, meta_of
-from chatmemory.domain.time import to_storage
+from chatmemory.domain.time import bounded, to_storage, world_time
 from chatmemory.domain.uses import MAX_USES, USE_CHARS, clean_uses
 from chatmemory.domain.uses_origin import AWAITING, FROM_CATEGORY, USES_FROM
 from chatmemory.services.portability import ExportPage, ImportReport, SettingsImport
@@ -49,11 +49,35 @@ def _iso_text(value: object) -> object:
     return value
 
 
+def _own_time(value: datetime) -> datetime:
+    return bounded("timestamp", value)
+
+
+def _world_time(value: datetime) -> datetime:
+    return world_time("timestamp", value)
+
+
+# The service's own times of a row (learned, changed, used, reinforced, set aside), and
+# world time (when it was true): each in its range (domain/time.py), refused at the door.
 Instant = Annotated[
     AwareDatetime,
     BeforeValidator(_iso_text),
+    AfterValidator(_own_time),
     PlainSerializer(to_storage, return_type=str),
-    Field(description="ISO-8601 UTC with microseconds: `2026-11-30T09:15:00.000000Z`."),
+    Field(
+        description="ISO-8601 UTC with microseconds: `2026-11-30T09:15:00.000000Z`; from "
+        "1970-01-01 to before 2200-01-01."
+    ),
+]
+WorldInstant = Annotated[
+    AwareDatetime,
+    BeforeValidator(_iso_text),
+    AfterValidator(_world_time),
+    PlainSerializer(to_storage, return_type=str),
+    Field(
+        description="ISO-8601 UTC with microseconds: `2026-11-30T09:15:00.000000Z`; from "
+        "1900-01-01 to before 2200-01-01."
+    ),
 ]
 RowId = Annotated[str, Field(min_length=1, max_length=128, pattern=r"^[A-Za-z0-9_.:-]+$")]
 MessageId = Annotated[str, Field(min_length=1, max_length=160, pattern=r"^[A-Za-z0-9_.:-]+$")]
@@ -118,9 +142,9 @@ class PortableMemory(_Strict):
     key: SlotKey | None = Field(default=None, description='The slot it fills ("home_city").')
     created_at: Instant = Field(description="When the store learned it.")
     updated_at: Instant
-    valid_from: Instant | None = None
-    valid_until: Instant | None = None
-    valid_to: Instant | None = None
+    valid_from: WorldInstant | None = None
+    valid_until: WorldInstant | None = None
+    valid_to: WorldInstant | None = None
     supersedes: RowId | None = None
     closed_by: RowId | None = None
     source_message_id: MessageId | None = None

@@ -22,7 +22,7 @@ from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.threads import last_beat_of, meta_of, ripeness
-from chatmemory.domain.time import to_api
+from chatmemory.domain.time import to_api, world_time
 from chatmemory.services.notices import NoticeView
 from chatmemory.services.persona_view import PersonaMemories
 
@@ -43,7 +43,16 @@ def _iso_text(value: object) -> object:
     return value
 
 
-Timestamp = Annotated[AwareDatetime, BeforeValidator(_iso_text)]
+def _world_time(value: datetime) -> datetime:
+    return world_time("timestamp", value)
+
+
+Timestamp = Annotated[
+    AwareDatetime,
+    BeforeValidator(_iso_text),
+    AfterValidator(_world_time),
+    Field(description="ISO-8601 UTC, from 1900-01-01 to before 2200-01-01."),
+]
 
 
 def _storable_message(value: str) -> str:

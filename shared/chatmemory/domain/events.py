@@ -9,7 +9,7 @@ from enum import StrEnum
 from chatmemory.domain import rules
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.memory import Kind
-from chatmemory.domain.time import require_utc
+from chatmemory.domain.time import bounded
 
 
 class Op(StrEnum):
@@ -63,7 +63,7 @@ class MemoryEvent:
             object.__setattr__(self, "actor", Actor(self.actor))
         except ValueError as exc:
             raise InvalidField("op", "unknown op or actor") from exc
-        object.__setattr__(self, "at", require_utc("at", self.at))
+        object.__setattr__(self, "at", bounded("at", self.at))
         if self.related_id is not None:
             rules.opaque_id("related_id", self.related_id)
         if self.persona is not None:

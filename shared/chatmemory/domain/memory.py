@@ -11,7 +11,7 @@ from typing import Any, TypeVar
 
 from chatmemory.domain import rules
 from chatmemory.domain.errors import ConcurrentChange, InvalidField
-from chatmemory.domain.time import require_utc
+from chatmemory.domain.time import bounded, world_time
 
 
 class Kind(StrEnum):
@@ -63,8 +63,12 @@ def _days(name: str, value: object) -> float:
     return float(value)
 
 
-def _optional_time(name: str, value: datetime | None) -> datetime | None:
-    return None if value is None else require_utc(name, value)
+# When the service learned, changed, used, reinforced or set aside a memory (its own
+# times), and when what it says was true in the world: each within its range
+# (domain/time.py), so every store reads back the instant it wrote.
+_SYSTEM_TIMES = ("created_at", "updated_at")
+_OPTIONAL_SYSTEM_TIMES = ("last_used_at", "reinforced_at", "archived_at")
+_WORLD_TIMES = ("valid_from", "valid_to", "valid_until")
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -130,11 +134,7 @@ class Memory:
         rules.int_range("importance", self.importance, 1, 10)
         object.__setattr__(self, "stated_by", _enum("stated_by", StatedBy, self.stated_by))
         object.__setattr__(self, "status", _enum("status", Status, self.status))
-        for name in ("created_at", "updated_at"):
-            object.__setattr__(self, name, require_utc(name, getattr(self, name)))
-        optional_times = ("valid_from", "valid_to", "valid_until", "last_used_at")
-        for name in (*optional_times, "reinforced_at", "archived_at"):
-            object.__setattr__(self, name, _optional_time(name, getattr(self, name)))
+        self._check_times()
         if self.closed_by is not None:
             rules.opaque_id("closed_by", self.closed_by)
         if self.supersedes is not None:
@@ -157,6 +157,16 @@ class Memory:
             self, "meta", rules.json_mapping("meta", self.meta, rules.META_MAX_BYTES)
         )
         self._check_time_and_status()
+
+    def _check_times(self) -> None:
+        for name in _SYSTEM_TIMES:
+            object.__setattr__(self, name, bounded(name, getattr(self, name)))
+        for name in _OPTIONAL_SYSTEM_TIMES:
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, bounded(name, getattr(self, name)))
+        for name in _WORLD_TIMES:
+            if getattr(self, name) is not None:
+                object.__setattr__(self, name, world_time(name, getattr(self, name)))
 
     def _check_counterpart(self, counterpart: str) -> None:
         # Only a persona's own item (a promise, an open loop) is *with* someone; a row about

@@ -33,7 +33,7 @@ from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.events import Op
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.prompt import one_line
-from chatmemory.domain.time import require_utc
+from chatmemory.domain.time import bounded_day, require_utc
 
 
 class Cadence(StrEnum):
@@ -102,6 +102,8 @@ class ThreadMeta:
             # A datetime is a date too; refusing it keeps the stored form one shape.
             if value is not None and type(value) is not date:
                 raise InvalidField(f"meta.{name}", "must be a date (YYYY-MM-DD) or absent")
+            if value is not None:
+                bounded_day(f"meta.{name}", value)
         rules.int_range("meta.deflects", self.deflects, 0)
         if not isinstance(self.acknowledged, bool):
             raise InvalidField("meta.acknowledged", "must be true or false")

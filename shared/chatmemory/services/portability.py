@@ -156,8 +156,8 @@ class PortabilityService:
         Every row must be the user's (InvalidField otherwise: the caller validated the
         whole batch before anything is written). A row is skipped, with its reason, when
         its text or uses are refused by the write filter, its shelf life has passed, it
-        was learned after now, memory is off for its persona, or the store holds a
-        different row on its id.
+        was learned after now (any of the store's own times in the future), memory is off
+        for its persona, or the store holds a different row on its id.
         """
         if any(memory.user_id != user_id for memory in memories):
             raise InvalidField("memories", "every imported row must be the caller's")
@@ -262,8 +262,10 @@ class PortabilityService:
         """Why this row cannot be imported at all, or None."""
         if memory.is_expired(now):
             return "expired: its valid_until has passed"
-        if memory.created_at > now:
-            return "validation_error: it was learned after now (created_at is in the future)"
+        for name in _OWN_TIMES:
+            value = getattr(memory, name)
+            if value is not None and value > now:
+                return f"validation_error: it was learned after now ({name} is in the future)"
         # every field the row keeps: its words, uses, key and category, and its ids
         refused = write_filter.memory_refusal(memory)
         return None if refused is None else f"{refused.code}: {refused}"
@@ -330,6 +332,8 @@ class PortabilityService:
         return "imported", []
 
 
+#: the store's own times of a row, none of which can be later than the import
+_OWN_TIMES = ("created_at", "updated_at", "last_used_at", "reinforced_at", "archived_at")
 _IMPORTED = "imported"
 _UNCHANGED = "unchanged"
 _CHANGED_HERE = "conflict: this memory changed here since it was exported; the stored one is kept"
