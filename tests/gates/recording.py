@@ -93,6 +93,7 @@ STORE_ACCESS: dict[str, Access] = {
     "notices_about": Access.MEMORY_READ,
     "get_extraction_run": Access.MEMORY_READ,
     "list_threads": Access.MEMORY_READ,  # a user's thread rows, every turn
+    "traces": Access.MEMORY_READ,  # what a delete reads of a row: its ids, persona and kind
     "add_memory": Access.MEMORY_WRITE,
     "put_memory": Access.MEMORY_WRITE,
     "set_thread_meta": Access.MEMORY_WRITE,  # a thread's manners

@@ -17,6 +17,7 @@ from moto import mock_aws
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.config import Container, Settings, use_container
 from chatmemory.ports.memories import MemoryQuery
+from tests.support.damaged import YEAR_ONE_AS_STORED, damage_memory
 from tests.support.functions import Reply, invoke, load_handler, sample_event
 from tests.support.stores import REGION, STORE_KINDS, TABLE
 from tests.support.template import create_table_from_template
@@ -210,3 +211,35 @@ def test_an_as_of_out_of_range_is_refused_naming_it(
     refused_naming(listing, "as_of")
     refused_naming(context, "as_of")
     the_owner_keeps_control(memories_function, deployed)
+
+
+def test_an_import_that_fails_after_writing_never_says_not_applied(
+    deployed: Container, memories_function: Any, tmp_path: Path
+) -> None:
+    # Given one of the owner's memories damaged in the store, which the import reads back
+    # once its row has landed
+    damaged = owner_remembers(memories_function)
+    damage_memory(
+        deployed.stores,
+        deployed.settings.sqlite_path,
+        OWNER,
+        damaged["memory_id"],
+        created_at=YEAR_ONE_AS_STORED,
+    )
+    document = {"schema": "chatmemory.export/1", "memories": [imported_row()]}
+
+    # When they import a row
+    reply = call(memories_function, "import_memories", body=document)
+
+    # Then the answer says the row was imported and is kept, never that nothing was
+    assert reply.status == 500
+    assert reply.error_code == "partly_applied"
+    assert "not applied" not in reply.body["error"]["message"]
+    assert "were imported; they are kept" in reply.body["error"]["message"]
+    # And the damaged memory is deleted like any other, and the owner forgets everything
+    deleted = call(memories_function, "delete_memory", path_ids={"memory_id": damaged["memory_id"]})
+    assert deleted.status == 204
+    everything = call(memories_function, "list_memories", query={"status": "all"})
+    assert [m["text"] for m in everything.body["memories"]] == ["Lives in Pune."]
+    assert call(memories_function, "forget_everything").status == 204
+    assert stored(deployed) == []

@@ -4,7 +4,10 @@ that fails never touches the write it reports. Driven by hand: no thread, no wai
 
 from __future__ import annotations
 
+import logging
+import sqlite3
 from collections.abc import Sequence
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -18,6 +21,7 @@ from chatmemory.ports.change_feed import ChangeFeed, ChangeFeedUnavailable
 from chatmemory.services.changes import RELAY_BATCH, ChangePublisher, ChangeRelay
 from chatmemory.services.memories import NewMemory
 from tests.support.changes import changes_in
+from tests.support.damaged import YEAR_ONE_AS_STORED
 
 USER = "user-123"
 
@@ -170,6 +174,33 @@ def test_while_another_process_relays_this_one_leaves_it_to_it(
     assert (skipped.read, skipped.published) == (0, 0)
     assert told(tmp_path) == []
     assert relay_of(flush).relay().published == 1
+
+
+def test_an_event_the_log_cannot_read_is_set_aside_once_and_the_rest_go_out(
+    tmp_path: Path, clock: ManualClock, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Given an audit event whose time no longer reads (as an older release stored year 1),
+    # between two that read
+    container = server(tmp_path, clock)
+    first = remember(container, "Is vegetarian.")
+    poisoned = remember(container, "Lives in Pune.")
+    with closing(sqlite3.connect(container.settings.sqlite_path)) as database, database:
+        database.execute(
+            "UPDATE memory_events SET at = ? WHERE memory_id = ?", (YEAR_ONE_AS_STORED, poisoned)
+        )
+    last = remember(container, "Plays chess.")
+
+    # When the relay runs, and again
+    with caplog.at_level(logging.ERROR, logger="chatmemory.services.changes"):
+        ran = [relay_of(container).relay() for _ in range(2)]
+
+    # Then every other change is out, and the unreadable one is set aside once, with why
+    assert told(tmp_path) == [f"added {first}", f"added {last}"]
+    assert [(r.read, r.published, r.set_aside) for r in ran] == [(2, 2, 1), (0, 0, 0)]
+    set_aside = [r for r in caplog.records if r.getMessage() == "audit event set aside: unreadable"]
+    assert len(set_aside) == 1
+    assert set_aside[0].__dict__["reason"].startswith("at: ")
+    assert "Pune" not in caplog.text
 
 
 def test_with_changes_switched_off_there_is_no_relay_and_no_file(

@@ -25,6 +25,7 @@ from chatmemory.domain.errors import (
     MemoryDisabled,
     ModelUnavailable,
     NotFound,
+    PartlyApplied,
     RateLimited,
     SecretRefused,
 )
@@ -97,7 +98,8 @@ def describe_validation_errors(errors: Sequence[Any]) -> tuple[str, str]:
 INTERNAL_ERROR = (
     HTTPStatus.INTERNAL_SERVER_ERROR,
     "internal_error",
-    "something went wrong on our side; the request was not applied",
+    # Never "not applied": a failure after a write leaves that write standing.
+    "something went wrong on our side; part of the request may have been applied",
 )
 # Most specific first: the first matching type decides.
 _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], ...] = (
@@ -111,6 +113,7 @@ _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], .
     (Unauthorized, HTTPStatus.UNAUTHORIZED, "unauthorized", str),
     (Forbidden, HTTPStatus.FORBIDDEN, "forbidden", str),
     (NotFound, HTTPStatus.NOT_FOUND, "not_found", lambda e: f"{e.kind} not found"),
+    (PartlyApplied, HTTPStatus.INTERNAL_SERVER_ERROR, "partly_applied", str),
     (ConcurrentChange, HTTPStatus.CONFLICT, "conflict", str),
     (MemoryDisabled, HTTPStatus.CONFLICT, "memory_disabled", str),
     (RateLimited, HTTPStatus.TOO_MANY_REQUESTS, "rate_limited", str),

@@ -116,3 +116,11 @@ class RateLimited(DomainError):
         self.quota = quota
         self.retry_after = retry_after
         super().__init__(f"too many turns this minute; try again in {retry_after} second(s)")
+
+
+class PartlyApplied(DomainError):
+    """A request failed after part of it was written: what was written stands, and the
+    caller is told so — never that nothing was applied (`str` says what stands and
+    whether sending the same request again is safe)."""
+
+    code = "partly_applied"

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TypeVar
 
 from chatmemory.domain import rules
+from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.events import Actor
-from chatmemory.domain.memory import Kind
+from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.time import require_utc
 
 
@@ -60,3 +63,86 @@ class Tombstone:
     @property
     def is_purged(self) -> bool:
         return self.purged_at is not None
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class MemoryTrace:
+    """What a delete needs of one stored row: its ids and places, never its words or its
+    times. A delete reads this instead of the row, so a row that no longer reads as a
+    memory (written by an older rule, or damaged on disk) is deleted and forgotten like
+    any other; a field of it that does not read is left out, never in the way.
+
+    - `persona`: whose profile to rebuild (the default persona when it does not read);
+    - `kind`, `status`: for the delete's event, and whether the row was history;
+    - `supersedes`: the older version a delete takes with it;
+    - `room_id`, `message_ids` (its source message and evidence): where the purge looks
+      for copies.
+    """
+
+    user_id: str
+    memory_id: str
+    persona: str = rules.DEFAULT_PERSONA
+    kind: Kind | None = None
+    status: Status | None = None
+    supersedes: str | None = None
+    room_id: str | None = None
+    message_ids: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        rules.user_id(self.user_id)
+        rules.opaque_id("memory_id", self.memory_id)
+
+    @classmethod
+    def of(cls, memory: Memory) -> MemoryTrace:
+        """The trace of a row that reads."""
+        message_ids = (memory.source_message_id, *memory.evidence)
+        return cls(
+            user_id=memory.user_id,
+            memory_id=memory.memory_id,
+            persona=memory.persona,
+            kind=memory.kind,
+            status=memory.status,
+            supersedes=memory.supersedes,
+            room_id=memory.room_id,
+            message_ids=tuple(dict.fromkeys(m for m in message_ids if m)),
+        )
+
+    @classmethod
+    def read(
+        cls,
+        user_id: str,
+        memory_id: str,
+        *,
+        persona: object,
+        kind: object,
+        status: object,
+        supersedes: object,
+        room_id: object,
+        message_ids: object,
+    ) -> MemoryTrace:
+        """The trace of a stored row from its raw fields, each kept only if it reads."""
+        given = message_ids if isinstance(message_ids, list | tuple) else ()
+        readable = (_readable(lambda v: rules.opaque_id("evidence", v, 160), m) for m in given)
+        return cls(
+            user_id=user_id,
+            memory_id=memory_id,
+            persona=_readable(rules.persona, persona) or rules.DEFAULT_PERSONA,
+            kind=_readable(Kind, kind),
+            status=_readable(Status, status),
+            supersedes=_readable(lambda v: rules.opaque_id("supersedes", v), supersedes),
+            room_id=_readable(lambda v: rules.opaque_id("room_id", v), room_id),
+            message_ids=tuple(dict.fromkeys(m for m in readable if m)),
+        )
+
+
+_T = TypeVar("_T")
+
+
+def _readable(check: Callable[[str], _T], value: object) -> _T | None:
+    """`check(value)` when the value is a string it accepts, else None."""
+    if not isinstance(value, str):
+        return None
+    try:
+        return check(value)
+    except (InvalidField, ValueError):
+        return None

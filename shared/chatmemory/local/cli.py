@@ -204,6 +204,8 @@ def flush(args: argparse.Namespace) -> int:
     if container.change_relay is not None:  # what ran above changed, and what a server left
         relayed = container.change_relay.relay()
         print(f"published {relayed.published} change event(s)", flush=True)
+        if relayed.set_aside:  # unreadable: logged with the reason, passed, never retried
+            print(f"set aside {relayed.set_aside} unreadable audit event(s)", file=sys.stderr)
     if left:
         print(f"{left} user(s) still have deletions waiting to be purged", file=sys.stderr)
         return 1

@@ -14,11 +14,22 @@ from chatmemory.domain.events import MemoryEvent
 
 
 @dataclass(frozen=True, slots=True)
+class SetAside:
+    """An audit event the tail could not read: where it is, and why (a field and a rule,
+    never what the row holds)."""
+
+    position: int
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class TailPage:
-    """Audit events after a position, oldest first, and the position after the last."""
+    """Audit events after a position, oldest first, and the position after the last;
+    those among them that could not be read are set aside, never in the way of the rest."""
 
     events: tuple[MemoryEvent, ...]
     position: int
+    set_aside: tuple[SetAside, ...] = ()
 
 
 class AuditTail(ABC):
@@ -31,7 +42,8 @@ class AuditTail(ABC):
     @abstractmethod
     def read_after(self, position: int, limit: int) -> TailPage:
         """Up to `limit` events written after `position`, in write order (a read across
-        users: the relay's only)."""
+        users: the relay's only); an event that cannot be read is in `set_aside`, and
+        `position` moves past it as past the others."""
 
     @abstractmethod
     def advance(self, position: int) -> None:

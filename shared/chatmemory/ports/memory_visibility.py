@@ -10,10 +10,17 @@ from abc import ABC, abstractmethod
 from collections.abc import Sequence
 
 from chatmemory.domain.memory import Memory
+from chatmemory.domain.tombstone import MemoryTrace
 
 
 class MemoryVisibility(ABC):
     """Hide rows at once, bring a correction's earlier version back, remove rows for good."""
+
+    @abstractmethod
+    def traces(self, user_id: str, memory_ids: Sequence[str] | None = None) -> list[MemoryTrace]:
+        """What a delete needs of each row a read may show among these ids (of every such
+        row of the user when None), read without the row's words or times: a row that no
+        longer reads as a memory still has its trace, so it can still be deleted."""
 
     @abstractmethod
     def hide_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from chatmemory.domain.change_events import changes_of
 from chatmemory.domain.events import MemoryEvent
-from chatmemory.ports.audit_tail import AuditTail
+from chatmemory.ports.audit_tail import AuditTail, SetAside
 from chatmemory.ports.change_feed import ChangeFeed, ChangeFeedUnavailable
 
 log = logging.getLogger(__name__)
@@ -43,18 +43,25 @@ class ChangePublisher:
 
 @dataclass(frozen=True, slots=True)
 class Relayed:
-    """What one relay run did: audit events read, changes published, and whether the
-    feed refused (the rest waits for the next run, from the cursor)."""
+    """What one relay run did: audit events read, changes published, events set aside
+    as unreadable, and whether the feed refused (the rest waits for the next run, from
+    the cursor)."""
 
     read: int
     published: int
     refused: bool = False
+    set_aside: int = 0
 
 
 class ChangeRelay:
     """Tails the audit log from its cursor and publishes what it finds, batch by batch;
     the cursor moves only past a batch the feed took, so a stop or a refusal loses
-    nothing. One relay at a time per store (another that is running is left to it)."""
+    nothing. One relay at a time per store (another that is running is left to it).
+
+    An event the log cannot read (a row no rule of today accepts) is set aside: logged
+    once with its place and the rule it broke, counted, and passed with its batch — a
+    retry would read it no better, and holding the log would stop every user's changes,
+    as the stream's function does on AWS (functions/changes)."""
 
     def __init__(
         self, tail: AuditTail, publisher: ChangePublisher, *, batch: int = RELAY_BATCH
@@ -65,20 +72,34 @@ class ChangeRelay:
 
     def relay(self) -> Relayed:
         """Publish everything written since the last run."""
-        read = published = 0
+        read = published = set_aside = 0
         with self._tail.claimed() as ours:
             if not ours:
                 return Relayed(read=0, published=0)
             position = self._tail.position()
             while True:
                 page = self._tail.read_after(position, self._batch)
-                if not page.events:
-                    return Relayed(read=read, published=published)
+                if page.position == position:
+                    return Relayed(read=read, published=published, set_aside=set_aside)
                 try:
                     published += self._publisher.publish(page.events)
                 except ChangeFeedUnavailable as exc:
                     log.warning("change events not published yet", extra={"reason": str(exc)})
-                    return Relayed(read=read, published=published, refused=True)
+                    return Relayed(
+                        read=read, published=published, refused=True, set_aside=set_aside
+                    )
                 self._tail.advance(page.position)
                 position = page.position
                 read += len(page.events)
+                set_aside += self._set_aside(page.set_aside)
+
+    @staticmethod
+    def _set_aside(unreadable: Sequence[SetAside]) -> int:
+        """Each unreadable event recorded once, as the cursor moves past it: its place
+        and the rule it broke, never what it holds."""
+        for event in unreadable:
+            log.error(
+                "audit event set aside: unreadable",
+                extra={"position": event.position, "reason": event.reason},
+            )
+        return len(unreadable)

@@ -27,7 +27,7 @@ from chatmemory.domain.ids import (
 )
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status, as_it_stood, believed_at
 from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
-from chatmemory.domain.tombstone import Tombstone
+from chatmemory.domain.tombstone import MemoryTrace, Tombstone
 from chatmemory.domain.uses import category_by_words
 from chatmemory.domain.uses_origin import carried_over, waits_for_job
 from chatmemory.ports.clock import Clock
@@ -285,7 +285,7 @@ class MemoryService:
         self._changed(memory)
         return True
 
-    def _changed(self, memory: Memory) -> None:
+    def _changed(self, memory: Memory | MemoryTrace) -> None:
         """A memory of this persona changed: its profile is rebuilt once the writes of the
         moment are done (services/profile.py), off the request path."""
         if self._profiles is not None:
@@ -606,7 +606,10 @@ class MemoryService:
         return tombstone
 
     def _tombstone(self, user_id: str, memory_id: str, actor: Actor) -> Tombstone:
-        target = self.get(user_id, memory_id)
+        # Its trace, not the row: a row that no longer reads is deleted all the same.
+        target = self._trace(user_id, memory_id)
+        if target is None:
+            raise MemoryNotFound(memory_id)
         versions = self._older_versions(user_id, target)
         tombstone = self._tombstone_for(user_id, [target, *versions], actor)
         event = self._event(target, Op.DELETE, actor, tombstone.deleted_at)
@@ -617,7 +620,7 @@ class MemoryService:
         self._changed(target)
         return tombstone
 
-    def _cut_reach_to(self, deleted: Memory) -> None:
+    def _cut_reach_to(self, deleted: MemoryTrace) -> None:
         """The deleted version's words leave the row that replaced it, before the next
         read; if that fails, the delete stands and the purge cuts them (reach_cut.py)."""
         try:
@@ -640,7 +643,8 @@ class MemoryService:
             memory = self._stores.memories.get_memory(user_id, memory_id)
             if memory is None or memory.status is not Status.ACTIVE:
                 continue
-            tombstone = self._tombstone_for(user_id, [memory], actor)  # this version only
+            # This version only.
+            tombstone = self._tombstone_for(user_id, [MemoryTrace.of(memory)], actor)
             deleted = self._event(memory, Op.DELETE, actor, tombstone.deleted_at)
             if not self._revert(memory, tombstone, deleted):
                 # It added a memory, or what it replaced is gone since: delete it alone.
@@ -683,7 +687,8 @@ class MemoryService:
         Returns how many memories were tombstoned. One purge covers them all.
         """
         now = self._clock.now()
-        everything = list(self._stores.memories.iter_memories(user_id, MemoryQuery(status=None)))
+        # Every row's trace, not the rows: one that no longer reads is forgotten too.
+        everything = self._stores.visibility.traces(user_id)
         self._deletions.forget_everything(user_id, now)
         self._stores.persona_memories.drop_witness(user_id)
         self._stores.memories.drop_witness(user_id)
@@ -768,13 +773,17 @@ class MemoryService:
             meta={"uses": list(new.uses)} if new.uses else {},
         )
 
-    def _older_versions(self, user_id: str, memory: Memory) -> list[Memory]:
-        older: list[Memory] = []
+    def _trace(self, user_id: str, memory_id: str) -> MemoryTrace | None:
+        found = self._stores.visibility.traces(user_id, [memory_id])
+        return found[0] if found else None
+
+    def _older_versions(self, user_id: str, memory: MemoryTrace) -> list[MemoryTrace]:
+        older: list[MemoryTrace] = []
         seen = {memory.memory_id}
         current = memory
         while current.supersedes and current.supersedes not in seen:
             seen.add(current.supersedes)
-            previous = self._stores.memories.get_memory(user_id, current.supersedes)
+            previous = self._trace(user_id, current.supersedes)
             if previous is None:
                 break
             older.append(previous)
@@ -784,7 +793,7 @@ class MemoryService:
     def _tombstone_for(
         self,
         user_id: str,
-        versions: Sequence[Memory],
+        versions: Sequence[MemoryTrace],
         actor: Actor,
         at: datetime | None = None,
     ) -> Tombstone:
@@ -793,8 +802,8 @@ class MemoryService:
         message_ids: list[str] = []
         conversation_ids: list[str] = []
         for version in versions:
-            for message_id in (version.source_message_id, *version.evidence):
-                if message_id and message_id not in message_ids:
+            for message_id in version.message_ids:
+                if message_id not in message_ids:
                     message_ids.append(message_id)
             if version.room_id and version.room_id not in conversation_ids:
                 conversation_ids.append(version.room_id)
@@ -816,7 +825,11 @@ class MemoryService:
 
     @staticmethod
     def _event(
-        memory: Memory, op: Op, actor: Actor, at: datetime, related: str | None = None
+        memory: Memory | MemoryTrace,
+        op: Op,
+        actor: Actor,
+        at: datetime,
+        related: str | None = None,
     ) -> MemoryEvent:
         return MemoryEvent(
             user_id=memory.user_id,

@@ -20,6 +20,7 @@ from chatmemory.domain import fading, rules, write_filter
 from chatmemory.domain.errors import (
     DomainError,
     InvalidField,
+    PartlyApplied,
 )
 from chatmemory.domain.events import Actor, MemoryEvent, Op
 from chatmemory.domain.ids import belief_identity, new_event_id
@@ -157,7 +158,9 @@ class PortabilityService:
         whole batch before anything is written). A row is skipped, with its reason, when
         its text or uses are refused by the write filter, its shelf life has passed, it
         was learned after now (any of the store's own times in the future), memory is off
-        for its persona, or the store holds a different row on its id.
+        for its persona, or the store holds a different row on its id. PartlyApplied when
+        something fails once a row has landed: those rows stand, and the same batch again
+        is safe.
         """
         if any(memory.user_id != user_id for memory in memories):
             raise InvalidField("memories", "every imported row must be the caller's")
@@ -169,29 +172,24 @@ class PortabilityService:
             if memory.status is Status.ACTIVE
         }
         landing = _Landing(self._stores, user_id, beliefs, self._memories)
-        written = relearned(memories, self._stores.tombstones.forgotten_before(user_id), now)
-        outcomes = [
-            self._import_one(exported, memory, now, allowed, landing)
-            for exported, memory in zip(memories, written, strict=True)
-        ]
+        forgotten = self._stores.tombstones.forgotten_before(user_id)
+        written = relearned(memories, forgotten, now)
+        outcomes: list[str] = []
+        try:
+            for exported, memory in zip(memories, written, strict=True):
+                outcomes.append(self._import_one(exported, memory, now, allowed, landing))
+            self._after_landing(user_id, written, outcomes, landing)
+            settings_outcome, refused = self._import_settings(user_id, settings)
+        except Exception as exc:
+            if _IMPORTED not in outcomes:
+                raise
+            raise self._partly_imported(outcomes.count(_IMPORTED), exc) from exc
         imported = outcomes.count(_IMPORTED)
-        if imported:
-            landed = [
-                relinked(memory, landing.mapped)
-                for memory, outcome in zip(written, outcomes, strict=True)
-                if outcome == _IMPORTED
-            ]
-            self._settle(landed)
-            self._guard_cap(user_id)
-            if self._profiles is not None:
-                for persona in sorted({memory.persona for memory in landed}):
-                    self._profiles.soon(user_id, persona)
         skipped = [
             Skipped(index, memories[index].memory_id, outcome)
             for index, outcome in enumerate(outcomes)
             if outcome not in (_IMPORTED, _UNCHANGED)
         ]
-        settings_outcome, refused = self._import_settings(user_id, settings)
         log.info(
             "memories imported",
             extra={
@@ -205,6 +203,42 @@ class PortabilityService:
             unchanged=outcomes.count(_UNCHANGED),
             skipped=(*skipped, *refused),
             settings=settings_outcome,
+        )
+
+    def _after_landing(
+        self,
+        user_id: str,
+        written: Sequence[Memory],
+        outcomes: Sequence[str],
+        landing: _Landing,
+    ) -> None:
+        """What the rows that landed make untrue is settled, the cap applied and their
+        profiles asked for."""
+        landed = [
+            relinked(memory, landing.mapped)
+            for memory, outcome in zip(written, outcomes, strict=True)
+            if outcome == _IMPORTED
+        ]
+        if not landed:
+            return
+        self._settle(landed)
+        self._guard_cap(user_id)
+        if self._profiles is not None:
+            for persona in sorted({memory.persona for memory in landed}):
+                self._profiles.soon(user_id, persona)
+
+    @staticmethod
+    def _partly_imported(imported: int, failure: Exception) -> PartlyApplied:
+        """The truthful answer to a batch that failed once some of its rows had landed:
+        each row is its own write (a batch is too big for one transaction), so those
+        stand; importing the same batch again finds them and lands the rest."""
+        log.error(
+            "import failed after rows landed",
+            extra={"imported": imported, "error_type": type(failure).__name__},
+        )
+        return PartlyApplied(
+            f"something went wrong on our side after {imported} memory(ies) of the batch "
+            "were imported; they are kept, and importing the same batch again is safe"
         )
 
     def _import_one(

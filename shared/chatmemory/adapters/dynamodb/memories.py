@@ -46,7 +46,8 @@ from chatmemory.domain import fading, rules
 from chatmemory.domain.errors import ConcurrentChange, InvalidField, MemoryNotFound
 from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
-from chatmemory.domain.time import to_storage
+from chatmemory.domain.time import epoch_seconds, to_storage
+from chatmemory.domain.tombstone import MemoryTrace
 from chatmemory.domain.uses_origin import awaits_uses, row_with_own_uses
 from chatmemory.ports.memories import MAX_SCAN_SEGMENTS, MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
@@ -380,6 +381,38 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             )
         ]
         return sum(self._drop_from(witness, owner) for owner in owners)
+
+    def traces(self, user_id: str, memory_ids: Sequence[str] | None = None) -> list[MemoryTrace]:
+        cls, pk = self._cls, keys.pk(user_id)
+        # Only these attributes are read: a time that no longer reads (each is parsed as
+        # the item loads) or words that break a rule never stand in a delete's way.
+        if memory_ids is None:
+            items: Iterable[MemoryItem] = cls.query(
+                pk,
+                cls.sk.startswith(keys.MEMORY_PREFIX),
+                consistent_read=True,
+                attributes_to_get=_TRACED,
+            )
+        else:
+            wanted = unique(memory_ids)
+            if not wanted:
+                return []
+            items = cls.batch_get(
+                [(pk, keys.memory_sk(memory_id)) for memory_id in wanted],
+                consistent_read=True,
+                attributes_to_get=_TRACED,
+            )
+        forgotten = self._table.forgotten_before(user_id)
+        floor = None if forgotten is None else keys.memory_lsi_after(forgotten)
+        now = epoch_seconds(self._table.now())
+        traces = [
+            _trace_of(user_id, item)
+            for item in items
+            if not item.hidden
+            and (item.ttl is None or item.ttl >= now)
+            and (floor is None or item.lsi1sk >= floor)
+        ]
+        return sorted(traces, key=lambda trace: trace.memory_id)
 
     def hide_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
         wanted = unique(memory_ids)
@@ -723,3 +756,35 @@ class DynamoMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
 # What `set_fading` writes of a row, and `record_use` besides.
 _FADING_FIELDS = ("stability_days", "reinforced_at", "archived_at")
 _USE_FIELDS = (*_FADING_FIELDS, "last_used_at", "updated_at")
+
+
+# What a delete reads of a row (MemoryTrace): its keys, whether it shows, and its ids.
+_TRACED = [
+    "pk",
+    "sk",
+    "lsi1sk",
+    "hidden",
+    "ttl",
+    "memory_id",
+    "persona",
+    "kind",
+    "status",
+    "supersedes",
+    "room_id",
+    "source_message_id",
+    "evidence",
+]
+
+
+def _trace_of(user_id: str, item: MemoryItem) -> MemoryTrace:
+    evidence = item.evidence if isinstance(item.evidence, list) else []
+    return MemoryTrace.read(
+        user_id,
+        item.sk.removeprefix(keys.MEMORY_PREFIX),
+        persona=item.persona,
+        kind=item.kind,
+        status=item.status,
+        supersedes=item.supersedes,
+        room_id=item.room_id,
+        message_ids=[item.source_message_id, *evidence],
+    )

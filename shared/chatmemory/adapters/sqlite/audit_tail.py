@@ -10,7 +10,9 @@ from pathlib import Path
 
 from chatmemory.adapters.sqlite.database import Database
 from chatmemory.adapters.sqlite.events import event_from_row
-from chatmemory.ports.audit_tail import AuditTail, TailPage
+from chatmemory.domain.errors import InvalidField
+from chatmemory.domain.events import MemoryEvent
+from chatmemory.ports.audit_tail import AuditTail, SetAside, TailPage
 
 if sys.platform != "win32":  # POSIX: a lock other processes see too
     import fcntl
@@ -45,7 +47,16 @@ class SqliteAuditTail(AuditTail):
             .fetchall()
         )
         last = rows[-1]["seq"] if rows else position
-        return TailPage(tuple(event_from_row(row) for row in rows), int(last))
+        events: list[MemoryEvent] = []
+        set_aside: list[SetAside] = []
+        for row in rows:
+            try:
+                events.append(event_from_row(row))
+            except InvalidField as unreadable:
+                set_aside.append(SetAside(int(row["seq"]), _reason(unreadable)))
+            except (KeyError, TypeError, ValueError) as unreadable:
+                set_aside.append(SetAside(int(row["seq"]), type(unreadable).__name__))
+        return TailPage(tuple(events), int(last), tuple(set_aside))
 
     def advance(self, position: int) -> None:
         with self._db.write() as conn:
@@ -79,3 +90,8 @@ class SqliteAuditTail(AuditTail):
                     fcntl.flock(handle, fcntl.LOCK_UN)
         finally:
             self._in_process.release()
+
+
+def _reason(unreadable: InvalidField) -> str:
+    """The field and the rule it broke (rules never quote the value)."""
+    return f"{unreadable.field}: {unreadable.reason}"

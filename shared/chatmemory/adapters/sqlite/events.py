@@ -58,7 +58,7 @@ def event_from_row(row: sqlite3.Row) -> MemoryEvent:
         event_id=row["event_id"],
         op=Op(row["op"]),
         actor=Actor(row["actor"]),
-        at=from_storage(row["at"]),
+        at=from_storage(row["at"], "at"),
         related_id=row["related_id"],
         persona=row["persona"],
         kind=None if row["kind"] is None else Kind(row["kind"]),

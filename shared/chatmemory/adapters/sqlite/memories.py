@@ -27,6 +27,7 @@ from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.memory import Kind, Memory, Status
 from chatmemory.domain.threads import review_date
 from chatmemory.domain.time import to_storage
+from chatmemory.domain.tombstone import MemoryTrace
 from chatmemory.domain.uses_origin import AWAITING, USES_FROM, row_with_own_uses
 from chatmemory.ports.memories import MAX_SCAN_SEGMENTS, MemoryQuery, MemoryStore
 from chatmemory.ports.memory_visibility import MemoryVisibility
@@ -313,6 +314,22 @@ class SqliteMemoryStore(MemoryStore, MemoryVisibility, ThreadStore):
             )
         return cursor.rowcount
 
+    def traces(self, user_id: str, memory_ids: Sequence[str] | None = None) -> list[MemoryTrace]:
+        if memory_ids is not None and not memory_ids:
+            return []
+        conn = self._db.connection()
+        # Visibility compares the stored text of the times, so no time is parsed.
+        clause, params = self._db.visible_clause(conn, user_id)
+        if memory_ids is not None:
+            clause += f" AND memory_id IN ({marks(memory_ids)})"
+            params.extend(memory_ids)
+        rows = conn.execute(
+            "SELECT memory_id, persona, kind, status, supersedes, room_id, source_message_id, "
+            f"evidence FROM memories WHERE {clause} ORDER BY memory_id",
+            params,
+        ).fetchall()
+        return [_trace_of(user_id, row) for row in rows]
+
     def hide_memories(self, user_id: str, memory_ids: Sequence[str]) -> None:
         if not memory_ids:
             return
@@ -510,3 +527,22 @@ def _meta_text(meta: Mapping[str, Any]) -> str:
 def segment_of(user_id: str, segments: int) -> int:
     """The part of `memory_owners` a user falls in: a stable hash of the id."""
     return zlib.crc32(user_id.encode("utf-8")) % segments
+
+
+def _trace_of(user_id: str, row: sqlite3.Row) -> MemoryTrace:
+    """A row's trace from its raw columns: evidence that is not a JSON list of ids is
+    left out, as is any other field that does not read."""
+    try:
+        evidence = json.loads(row["evidence"])
+    except (TypeError, ValueError):
+        evidence = []
+    return MemoryTrace.read(
+        user_id,
+        row["memory_id"],
+        persona=row["persona"],
+        kind=row["kind"],
+        status=row["status"],
+        supersedes=row["supersedes"],
+        room_id=row["room_id"],
+        message_ids=[row["source_message_id"], *(evidence if isinstance(evidence, list) else [])],
+    )
