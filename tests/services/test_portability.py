@@ -13,6 +13,7 @@ from chatmemory.adapters.clock import ManualClock
 from chatmemory.adapters.exact_index import ExactIndex
 from chatmemory.adapters.hashing_embedder import HashingEmbedder
 from chatmemory.api.portability_schemas import ExportDocument, ImportBatch
+from chatmemory.domain import fading
 from chatmemory.domain.errors import InvalidField
 from chatmemory.domain.events import Actor
 from chatmemory.domain.memory import Kind, Memory, Status
@@ -359,6 +360,54 @@ def history_from_elsewhere(**fields: Any) -> dict[str, Any]:
         **fields,
     }
     return {"schema": "chatmemory.export/1", "memories": [row]}
+
+
+def test_a_memory_imported_with_its_real_date_from_years_ago_arrives_in_use(
+    stores: Stores, clock: ManualClock, memories: MemoryService, portability: PortabilityService
+) -> None:
+    # Given a memory learned three years ago, with no evidence since
+    document = history_from_elsewhere()
+
+    # When it is imported
+    report = imported(portability, ALICE, document)
+
+    # Then it keeps its date, starts fresh in retention and is in use: listed, recalled
+    assert report.imported == 1
+    [arrived] = memories.list_memories(ALICE).items
+    assert to_storage(arrived.created_at) == "2023-11-01T08:00:00.000000Z"
+    assert arrived.reinforced_at == clock.now()
+    assert fading.retention(arrived, clock.now()) == 1.0
+    assert fading.archived(arrived, clock.now()) is None
+    assert [d.memory_id for d in stores.recall.memory_digests(ALICE)] == [arrived.memory_id]
+    # And a month later it is still in use, fading from the import on
+    clock.advance(timedelta(days=30))
+    assert [m.memory_id for m in memories.list_memories(ALICE).items] == [arrived.memory_id]
+
+
+def test_an_imported_memory_set_aside_where_it_came_from_is_back_in_use_fresh(
+    stores: Stores, clock: ManualClock, memories: MemoryService, portability: PortabilityService
+) -> None:
+    # Given a memory whose file says it was used and reinforced a year ago, and set aside
+    # by the cap where it came from
+    document = history_from_elsewhere(
+        valid_from="2023-10-01T00:00:00.000000Z",
+        last_used_at="2025-11-30T09:00:00.000000Z",
+        reinforced_at="2025-11-30T09:00:00.000000Z",
+        archived_at="2025-12-01T09:00:00.000000Z",
+        stability_days=400,
+    )
+
+    # When it is imported
+    imported(portability, ALICE, document)
+
+    # Then its dates and stability are as the file says, it is reinforced by the import,
+    # and back in use (the cap here decides anew)
+    [arrived] = memories.list_memories(ALICE).items
+    assert arrived.valid_from is not None and arrived.last_used_at is not None
+    assert to_storage(arrived.valid_from) == "2023-10-01T00:00:00.000000Z"
+    assert to_storage(arrived.last_used_at) == "2025-11-30T09:00:00.000000Z"
+    assert arrived.stability_days == 400
+    assert (arrived.reinforced_at, arrived.archived_at) == (clock.now(), None)
 
 
 @pytest.mark.parametrize(

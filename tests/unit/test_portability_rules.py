@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from chatmemory.domain.memory import Status
 from chatmemory.domain.portability import (
     CONCLUDED_BY,
+    arrived,
     imported_memory_id,
     relearned,
     relinked,
@@ -82,6 +83,34 @@ def test_rows_learned_again_keep_the_order_they_were_first_learned_in(seconds: l
     assert sorted(range(len(again)), key=lambda i: again[i].created_at) == first
     assert all(m.created_at > FORGOT for m in again)
     assert len({m.created_at for m in again}) == len(again)
+
+
+def test_an_arriving_row_keeps_its_dates_and_starts_fresh_in_retention() -> None:
+    # Given a row learned years ago, last reinforced a year ago, set aside by the cap there
+    years_ago = START - timedelta(days=3 * 365)
+    old = builders.memory(
+        "alice",
+        "Lives in Pune.",
+        years_ago,
+        valid_from=years_ago,
+        last_used_at=START - timedelta(days=365),
+        reinforced_at=START - timedelta(days=365),
+        archived_at=START - timedelta(days=300),
+        stability_days=400,
+    )
+
+    # When it arrives with an import now, and a row whose own evidence is later
+    landed = arrived(old, NOW)
+    ahead = arrived(old.with_changes(reinforced_at=NOW + timedelta(seconds=1)), NOW)
+
+    # Then its dates and stability are kept, it is reinforced now and back in use
+    assert (landed.created_at, landed.valid_from, landed.last_used_at) == (
+        old.created_at,
+        old.valid_from,
+        old.last_used_at,
+    )
+    assert (landed.stability_days, landed.reinforced_at, landed.archived_at) == (400, NOW, None)
+    assert ahead.reinforced_at == NOW + timedelta(seconds=1)
 
 
 def test_the_same_memory_is_its_words_place_and_standing_not_its_fading() -> None:

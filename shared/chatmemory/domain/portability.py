@@ -11,8 +11,12 @@ closed), never a deleted one. An import lands each of them again under two rules
 - **System time.** "Forget everything" hides every row learned up to that instant, for
   good. A row learned before the user's last "forget everything" is learned again at the
   import: its `created_at` (and `updated_at`) move to the import's instant, in the order
-  the rows were first learned; its world time, its evidence (so its retention) and its
-  manners are kept. A row learned after it keeps every time it had.
+  the rows were first learned; its world time, its evidence and its manners are kept. A
+  row learned after it keeps every time it had.
+- **Retention.** Importing a memory is new evidence for it: it arrives fresh (`arrived`),
+  its last evidence the import's instant, whatever age its dates give it — history
+  brought from another store (ChatGPT's, mem0's, another deployment's) is not faded on
+  arrival.
 """
 
 from __future__ import annotations
@@ -71,8 +75,9 @@ def relearned(
 
     Those learned at or before `forgotten_before` would be hidden by it: they are learned
     again now, one microsecond apart in the order they were first learned (so a listing,
-    newest first, keeps its order), each keeping its last evidence (`reinforced_at`) so it
-    fades on the schedule it had. The others are returned as they are.
+    newest first, keeps its order), each keeping its last evidence (`reinforced_at`) as
+    its own; the import then reinforces it (`arrived`). The others are returned as they
+    are.
     """
     if forgotten_before is None:
         return list(memories)
@@ -93,6 +98,22 @@ def _learned_at(memory: Memory, at: datetime) -> Memory:
         created_at=at,
         updated_at=at,
         reinforced_at=memory.reinforced_at or memory.created_at,
+    )
+
+
+def arrived(memory: Memory, at: datetime) -> Memory:
+    """The row as an import at `at` lands it: its dates as they were, fresh in retention.
+
+    Importing is a reinforcement: its last evidence (`reinforced_at`) is the import's
+    instant, unless its own is later, so its retention starts again from 1 however long
+    ago it was learned; its stability is the one it had (an import is not the belief said
+    again, so no spacing gain). Like any reinforced belief it is back in use if the cap
+    had set it aside where it came from (`archived_at` dropped): the cap here decides
+    anew, after the batch.
+    """
+    last = memory.reinforced_at
+    return dataclasses.replace(
+        memory, reinforced_at=at if last is None or last < at else last, archived_at=None
     )
 
 

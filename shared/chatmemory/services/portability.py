@@ -28,6 +28,7 @@ from chatmemory.domain.memory import Memory, Status
 from chatmemory.domain.memory_settings import MemorySettings
 from chatmemory.domain.portability import (
     EXPORT_PAGE_MAX,
+    arrived,
     imported_memory_id,
     relearned,
     relinked,
@@ -158,9 +159,9 @@ class PortabilityService:
         whole batch before anything is written). A row is skipped, with its reason, when
         its text or uses are refused by the write filter, its shelf life has passed, it
         was learned after now (any of the store's own times in the future), memory is off
-        for its persona, or the store holds a different row on its id. PartlyApplied when
-        something fails once a row has landed: those rows stand, and the same batch again
-        is safe.
+        for its persona, or the store holds a different row on its id. A row lands fresh
+        in retention (`domain/portability.arrived`). PartlyApplied when something fails
+        once a row has landed: those rows stand, and the same batch again is safe.
         """
         if any(memory.user_id != user_id for memory in memories):
             raise InvalidField("memories", "every imported row must be the caller's")
@@ -173,7 +174,7 @@ class PortabilityService:
         }
         landing = _Landing(self._stores, user_id, beliefs, self._memories)
         forgotten = self._stores.tombstones.forgotten_before(user_id)
-        written = relearned(memories, forgotten, now)
+        written = [arrived(memory, now) for memory in relearned(memories, forgotten, now)]
         outcomes: list[str] = []
         try:
             for exported, memory in zip(memories, written, strict=True):
