@@ -21,7 +21,14 @@ from chatmemory.adapters.clock import ShiftedClock, SystemClock
 from chatmemory.deadline import time_left
 from chatmemory.domain.events import MemoryEvent
 from chatmemory.domain.ids import IdentityKey
-from chatmemory.domain.quotas import MODEL_TURNS, OBSERVED_TURNS
+from chatmemory.domain.quotas import (
+    IMPORTED_ROWS,
+    MODEL_TURNS,
+    OBSERVED_TURNS,
+    ROOM_LINES,
+    WRITES,
+    Ceiling,
+)
 from chatmemory.ports.change_feed import ChangeFeed
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.embedder import Embedder
@@ -203,6 +210,15 @@ class _Environment(BaseSettings):
     CHATMEMORY_QUOTA_TURNS_PER_MINUTE: int = Field(default=30, ge=0)
     # Per-user quota: turns reported through `POST /v1/observe` a user may have a minute.
     CHATMEMORY_QUOTA_OBSERVED_PER_MINUTE: int = Field(default=60, ge=0)
+    # Per-user quota: memories typed, corrected or imported (a row each), settings changed.
+    CHATMEMORY_QUOTA_WRITES_PER_MINUTE: int = Field(default=120, ge=0)
+    # Per-user quota: rows imported a minute (a whole export comes back in a few batches).
+    CHATMEMORY_QUOTA_IMPORTED_ROWS_PER_MINUTE: int = Field(default=2_000, ge=0)
+    # Per-user quota: room lines a human speaks a minute (posted by them or by the app).
+    CHATMEMORY_QUOTA_ROOM_LINES_PER_MINUTE: int = Field(default=120, ge=0)
+    # The most one user may have stored: memory versions (history too), messages; 0: none.
+    CHATMEMORY_CEILING_MEMORY_ROWS: int = Field(default=20_000, ge=0)
+    CHATMEMORY_CEILING_MESSAGES: int = Field(default=200_000, ge=0)
     # `chatmemory mcp`: the API it calls and the bearer token it calls with (an MCP host's
     # config can set them without putting the token on a command line).
     CHATMEMORY_API_URL: OptionalText = None
@@ -302,6 +318,14 @@ class Settings:
     quota_turns_per_minute: int = 30
     # Each user's observed turns a minute (`POST /v1/observe`), likewise.
     quota_observed_per_minute: int = 60
+    # Each user's writes by hand a minute (a memory typed, corrected or imported; the
+    # settings), and room lines they speak a minute; deleting is never counted.
+    quota_writes_per_minute: int = 120
+    quota_imported_rows_per_minute: int = 2_000
+    quota_room_lines_per_minute: int = 120
+    # The most one user may have stored (answered 409 storage_full past it); 0: no ceiling.
+    ceiling_memory_rows: int = 20_000
+    ceiling_messages: int = 200_000
     # Where change events go: `changes.jsonl` in the state folder, an EventBridge bus, or
     # nowhere.
     changes: ChangesKind = "file"
@@ -366,6 +390,11 @@ class Settings:
             stream_port=_stream_port(env.AWS_LWA_PORT or env.PORT or "8080"),
             quota_turns_per_minute=env.CHATMEMORY_QUOTA_TURNS_PER_MINUTE,
             quota_observed_per_minute=env.CHATMEMORY_QUOTA_OBSERVED_PER_MINUTE,
+            quota_writes_per_minute=env.CHATMEMORY_QUOTA_WRITES_PER_MINUTE,
+            quota_imported_rows_per_minute=env.CHATMEMORY_QUOTA_IMPORTED_ROWS_PER_MINUTE,
+            quota_room_lines_per_minute=env.CHATMEMORY_QUOTA_ROOM_LINES_PER_MINUTE,
+            ceiling_memory_rows=env.CHATMEMORY_CEILING_MEMORY_ROWS,
+            ceiling_messages=env.CHATMEMORY_CEILING_MESSAGES,
             api_url=env.CHATMEMORY_API_URL,
             api_token=env.CHATMEMORY_TOKEN,
             changes=env.CHATMEMORY_CHANGES,
@@ -599,6 +628,7 @@ class Container:
             model_writes_uses=self.model_writes_uses,
             profiles=self.profiles,
             identities=lambda: self.identity_key,
+            quotas=self.quotas,
         )
 
     @cached_property
@@ -860,8 +890,15 @@ class Container:
         limits = {
             MODEL_TURNS: self.settings.quota_turns_per_minute,
             OBSERVED_TURNS: self.settings.quota_observed_per_minute,
+            WRITES: self.settings.quota_writes_per_minute,
+            IMPORTED_ROWS: self.settings.quota_imported_rows_per_minute,
+            ROOM_LINES: self.settings.quota_room_lines_per_minute,
         }
-        return QuotaGuard(self.stores.quotas, self.clock, limits)
+        ceiling = Ceiling(
+            memory_rows=self.settings.ceiling_memory_rows,
+            messages=self.settings.ceiling_messages,
+        )
+        return QuotaGuard(self.stores.quotas, self.clock, limits, ceiling)
 
     @cached_property
     def chat(self) -> ChatService:
@@ -927,7 +964,7 @@ class Container:
 
     @cached_property
     def memory_settings(self) -> SettingsService:
-        return SettingsService(self.stores, self.clock)
+        return SettingsService(self.stores, self.clock, self.quotas)
 
     @cached_property
     def notices(self) -> NoticeService:

@@ -121,3 +121,40 @@ def test_the_openapi_document_names_the_429_and_its_retry_after() -> None:
         refused = paths[path]["post"]["responses"]["429"]
         assert "rate_limited" in refused["description"]
         assert refused["headers"]["Retry-After"]["schema"]["type"] == "integer"
+
+
+def test_a_memory_typed_past_the_minutes_writes_is_a_429_and_at_the_ceiling_a_409(
+    tmp_path: Path, clock: ManualClock
+) -> None:
+    # Given a deployment allowing two writes a minute and three memory versions in all
+    settings = Settings(
+        state_dir=tmp_path,
+        embedder="hashing",
+        model="offline",
+        quota_writes_per_minute=2,
+        ceiling_memory_rows=3,
+    )
+    use_container(Wired(settings, clock))
+    memories = load_handler("memories")
+
+    def create(text: str) -> Reply:
+        return invoke(
+            memories, sample_event("memories", "create_memory"), user=DAN, body={"text": text}
+        )
+
+    try:
+        # When Dan types three memories in one minute
+        answers = [create(f"Has visited city {n}.") for n in range(3)]
+        # Then the third is a 429 with Retry-After, and not stored
+        assert [a.status for a in answers] == [201, 201, 429]
+        assert answers[2].body["error"]["code"] == "rate_limited"
+        assert answers[2].headers["Retry-After"].isdigit()
+        # And once at the ceiling (a third memory the next minute), the next is a 409
+        clock.advance(timedelta(minutes=1))
+        assert create("Has visited city 2.").status == 201
+        clock.advance(timedelta(minutes=1))
+        full = create("Has visited city 3.")
+        assert (full.status, full.body["error"]["code"]) == (409, "storage_full")
+        assert "delete memories or conversations to make room" in full.body["error"]["message"]
+    finally:
+        use_container(None)

@@ -171,8 +171,10 @@ STORE_ACCESS: dict[str, Access] = {
     "pending_uses": Access.SWEEP,  # rows still waiting for their own uses (flush's ids)
     "pending_vectors": Access.SWEEP,  # rows stored without vectors (flush's ids)
     "memory_owners": Access.SWEEP,  # the re-index's user ids (an operator's run)
-    # the per-user quota's counter: a number per minute
+    "hidden_conversations": Access.SWEEP,  # deleted conversations whose purge did not finish
+    # the per-user quota's counter: a number per minute; what a user has stored: two counts
     "take": Access.QUOTA,
+    "stored": Access.QUOTA,
 }
 
 INDEX_ACCESS: dict[str, Access] = {

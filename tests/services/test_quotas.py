@@ -13,7 +13,7 @@ import pytest
 
 from chatmemory.adapters.clock import ManualClock
 from chatmemory.domain.errors import RateLimited
-from chatmemory.domain.quotas import MODEL_TURNS, Quota, QuotaDecision
+from chatmemory.domain.quotas import MODEL_TURNS, Quota, QuotaDecision, Stored
 from chatmemory.domain.rooms import NewRoomMessage, RoomKind
 from chatmemory.ports.quotas import QuotaStore
 from chatmemory.ports.stores import Stores
@@ -106,6 +106,9 @@ class _BrokenQuotas(QuotaStore):
     def take(self, user_id: str, quota: Quota, now: datetime, cost: int = 1) -> QuotaDecision:
         raise OSError("the table is gone")
 
+    def stored(self, user_id: str) -> Stored:
+        raise OSError("the table is gone")
+
 
 class _Asked(QuotaStore):
     def __init__(self) -> None:
@@ -114,6 +117,9 @@ class _Asked(QuotaStore):
     def take(self, user_id: str, quota: Quota, now: datetime, cost: int = 1) -> QuotaDecision:
         self.takes += 1
         return QuotaDecision(allowed=True)
+
+    def stored(self, user_id: str) -> Stored:
+        return Stored(memory_rows=0, messages=0)
 
 
 def test_a_quota_of_zero_is_never_counted(clock: ManualClock) -> None:

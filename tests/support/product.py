@@ -65,6 +65,7 @@ class Product:
             MemoryIndexer(embedder, index),
             uses_jobs=uses_jobs,
             profiles=self.profiles,
+            quotas=quotas,
         )
         self.settings = SettingsService(stores, clock)
         self.notices = NoticeService(stores, clock, self.memories)

@@ -28,6 +28,7 @@ from chatmemory.domain.errors import (
     PartlyApplied,
     RateLimited,
     SecretRefused,
+    StorageFull,
 )
 from chatmemory.telemetry import count, logger
 
@@ -117,6 +118,7 @@ _MAPPING: tuple[tuple[type[Exception], HTTPStatus, str, Callable[[Any], str]], .
     (ConcurrentChange, HTTPStatus.CONFLICT, "conflict", str),
     (MemoryDisabled, HTTPStatus.CONFLICT, "memory_disabled", str),
     (RateLimited, HTTPStatus.TOO_MANY_REQUESTS, "rate_limited", str),
+    (StorageFull, HTTPStatus.CONFLICT, "storage_full", str),
     (
         ModelUnavailable,
         HTTPStatus.BAD_GATEWAY,

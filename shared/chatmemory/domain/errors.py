@@ -106,6 +106,14 @@ class ModelRefused(ModelUnavailable):
     code = "model_refused"
 
 
+_QUOTA_WORDS = {
+    "writes": "memory writes",
+    "imported_rows": "imported rows",
+    "room_lines": "room lines",
+    "observed_turns": "observed turns",
+}
+
+
 class RateLimited(DomainError):
     """The user used up a quota for this minute (`domain/quotas.py`): nothing of the
     request was done, and it may be tried again after `retry_after` seconds."""
@@ -115,7 +123,20 @@ class RateLimited(DomainError):
     def __init__(self, quota: str, retry_after: int) -> None:
         self.quota = quota
         self.retry_after = retry_after
-        super().__init__(f"too many turns this minute; try again in {retry_after} second(s)")
+        what = _QUOTA_WORDS.get(quota, "turns")
+        super().__init__(f"too many {what} this minute; try again in {retry_after} second(s)")
+
+
+class StorageFull(DomainError):
+    """The user has stored as much as one account may (`domain/quotas.py Ceiling`):
+    nothing of the request was written; deleting memories or conversations makes room."""
+
+    code = "storage_full"
+
+    def __init__(self, reached: str) -> None:
+        super().__init__(
+            f"this account holds {reached}; delete memories or conversations to make room"
+        )
 
 
 class PartlyApplied(DomainError):

@@ -31,6 +31,48 @@ OBSERVED_TURNS = "observed_turns"
 """The quota of turns reported after they happened (`POST /v1/observe`): no model call
 of their own, but each one re-arms the background write, which does call one."""
 
+WRITES = "writes"
+"""The quota of what a user writes into their memory by hand: a memory typed or
+corrected, a row imported (one each), the settings changed. Deleting is never counted:
+nothing may stop a person from erasing their data."""
+
+IMPORTED_ROWS = "imported_rows"
+"""The quota of rows imported a minute (`POST /v1/memories/import`), apart from the writes
+by hand: a whole export comes back in a few batches at once."""
+
+ROOM_LINES = "room_lines"
+"""The quota of lines posted to rooms, taken from each human who speaks them (the user
+posting in their own private chat, or each `u:` speaker of the lines the app posts)."""
+
+#: the quotas whose writes keep growing what is stored, so the ceiling is checked beside
+STORING = frozenset({WRITES, IMPORTED_ROWS, ROOM_LINES, MODEL_TURNS, OBSERVED_TURNS})
+
+
+@dataclass(frozen=True, slots=True)
+class Stored:
+    """What the store holds for one user: every memory version it keeps (history too),
+    and every message of their conversations."""
+
+    memory_rows: int
+    messages: int
+
+
+@dataclass(frozen=True, slots=True)
+class Ceiling:
+    """The most one user may have stored (issue: one account filled the disk for
+    everyone); far above what a person makes, far below a full disk."""
+
+    memory_rows: int = 20_000
+    messages: int = 200_000
+
+    def reached(self, stored: Stored) -> str | None:
+        """What `stored` is at or past the ceiling in, or None."""
+        if self.memory_rows and stored.memory_rows >= self.memory_rows:
+            return f"{stored.memory_rows} memory versions of at most {self.memory_rows}"
+        if self.messages and stored.messages >= self.messages:
+            return f"{stored.messages} conversation messages of at most {self.messages}"
+        return None
+
 
 @dataclass(frozen=True, slots=True)
 class Quota:

@@ -16,9 +16,11 @@ import json
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from http import HTTPStatus
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 from urllib.error import HTTPError, URLError
@@ -40,6 +42,17 @@ _TOKEN_TTL = timedelta(hours=1)
 _TIMEOUT_S = 120
 
 
+#: how many quota windows a command waits out before it gives up, and the longest wait
+_QUOTA_WAITS = 5
+_LONGEST_WAIT_S = 60
+
+
+class _WaitFor(Exception):
+    def __init__(self, seconds: int) -> None:
+        super().__init__(seconds)
+        self.seconds = seconds
+
+
 class CommandError(Exception):
     """A mistake or an outage the command explains in one line (exit status 1 or 2)."""
 
@@ -54,7 +67,17 @@ class _Server:
     token: str
 
     def call(self, method: str, path: str, body: Any = None) -> Any:
-        """The answer's JSON; CommandError with the contract's message on an error."""
+        """The answer's JSON; CommandError with the contract's message on an error. A
+        `429` (the user's quota of writes this minute) is waited out as its `Retry-After`
+        says, a few times, before it is an error."""
+        for _ in range(_QUOTA_WAITS):
+            try:
+                return self._call_once(method, path, body)
+            except _WaitFor as wait:
+                time.sleep(wait.seconds)
+        return self._call_once(method, path, body, wait=False)
+
+    def _call_once(self, method: str, path: str, body: Any, *, wait: bool = True) -> Any:
         data = None if body is None else json.dumps(body).encode()
         request = Request(self.url + path, data=data, method=method)  # noqa: S310 - the URL is ours
         request.add_header("Authorization", f"Bearer {self.token}")
@@ -64,6 +87,9 @@ class _Server:
             with urlopen(request, timeout=_TIMEOUT_S) as answer:  # noqa: S310
                 return json.loads(answer.read())
         except HTTPError as error:
+            after = error.headers.get("Retry-After", "") if error.headers else ""
+            if wait and error.code == HTTPStatus.TOO_MANY_REQUESTS and after.isdigit():
+                raise _WaitFor(min(int(after), _LONGEST_WAIT_S)) from None
             raise CommandError(f"the server refused it ({error.code}): {_message(error)}") from None
         except (URLError, OSError) as error:
             reason = getattr(error, "reason", error)

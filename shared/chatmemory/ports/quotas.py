@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from datetime import datetime
 
-from chatmemory.domain.quotas import Quota, QuotaDecision
+from chatmemory.domain.quotas import Quota, QuotaDecision, Stored
 
 
 class QuotaStore(ABC):
@@ -23,3 +23,9 @@ class QuotaStore(ABC):
         that keeps the window within `quota.per_minute`; allowed then. Otherwise nothing
         is counted and the decision says how many seconds remain in the window. A quota
         that is not enforced (`per_minute` 0) is allowed without counting."""
+
+    @abstractmethod
+    def stored(self, user_id: str) -> Stored:
+        """How much the user has stored: every memory version (any status, history too)
+        and every conversation message. A count, read by key (the store's own index),
+        never the rows."""

@@ -27,6 +27,7 @@ from chatmemory.domain.ids import (
 )
 from chatmemory.domain.memory import Kind, Memory, StatedBy, Status, as_it_stood, believed_at
 from chatmemory.domain.purge import MAX_NAMED, PurgeRequest
+from chatmemory.domain.quotas import IMPORTED_ROWS, WRITES
 from chatmemory.domain.tombstone import MemoryTrace, Tombstone
 from chatmemory.domain.uses import category_by_words
 from chatmemory.domain.uses_origin import carried_over, waits_for_job
@@ -38,6 +39,7 @@ from chatmemory.ports.stores import Stores
 from chatmemory.services.deletions import Deletions
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.profile import ProfileRebuilds
+from chatmemory.services.quotas import QuotaGuard
 from chatmemory.services.reach_cut import cut_reach_to
 
 log = logging.getLogger(__name__)
@@ -94,7 +96,9 @@ class MemoryService:
         model_writes_uses: bool = True,
         profiles: ProfileRebuilds | None = None,
         identities: IdentityKey | Callable[[], IdentityKey] | None = None,
+        quotas: QuotaGuard | None = None,
     ) -> None:
+        self._quotas = quotas
         self._profiles = profiles
         # A callable is asked on the first id (a Lambda that never makes one never reads
         # the deployment's key).
@@ -215,6 +219,8 @@ class MemoryService:
         now = self._clock.now()
         if new.valid_until is not None and new.valid_until <= now:
             raise InvalidField("valid_until", "must be in the future")
+        if actor is Actor.USER:
+            self._charge(user_id)
         held = self._held_in_these_words(user_id, new.persona, new.text)
         if held is not None:
             return Created(self.reinforce(held), created=False)
@@ -284,6 +290,16 @@ class MemoryService:
         self._publish(memory)
         self._changed(memory)
         return True
+
+    def _charge(self, user_id: str, rows: int = 1, quota: str = WRITES) -> None:
+        """A write by hand takes from the user's quota (RateLimited, StorageFull) before
+        anything is written; a delete never does."""
+        if self._quotas is not None:
+            self._quotas.charge(user_id, quota, cost=rows)
+
+    def charge_import(self, user_id: str, rows: int) -> None:
+        """An import's rows taken from the user's quota before any of them is written."""
+        self._charge(user_id, rows, IMPORTED_ROWS)
 
     def _changed(self, memory: Memory | MemoryTrace) -> None:
         """A memory of this persona changed: its profile is rebuilt once the writes of the
@@ -546,6 +562,8 @@ class MemoryService:
         now = self._clock.now()
         if valid_until is not None and valid_until <= now:
             raise InvalidField("valid_until", "must be in the future")
+        if actor is Actor.USER:
+            self._charge(user_id)
         unchanged = (
             text == current.text
             and (category is None or category == current.category)

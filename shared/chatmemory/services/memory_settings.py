@@ -7,14 +7,17 @@ import dataclasses
 
 from chatmemory.domain import write_filter
 from chatmemory.domain.memory_settings import MemorySettings
+from chatmemory.domain.quotas import WRITES
 from chatmemory.ports.clock import Clock
 from chatmemory.ports.stores import Stores
+from chatmemory.services.quotas import QuotaGuard
 
 
 class SettingsService:
-    def __init__(self, stores: Stores, clock: Clock) -> None:
+    def __init__(self, stores: Stores, clock: Clock, quotas: QuotaGuard | None = None) -> None:
         self._stores = stores
         self._clock = clock
+        self._quotas = quotas
 
     def get(self, user_id: str) -> MemorySettings:
         return self._stores.user_state.get_settings(user_id)
@@ -34,6 +37,9 @@ class SettingsService:
         current = self._stores.user_state.get_settings(user_id)
         if enabled is None and note is None and muted_personas is None and timezone is None:
             return current
+        if self._quotas is not None and enabled is not False:
+            # Switching memory off is never refused: it stops reads and writes at once.
+            self._quotas.charge(user_id, WRITES)
         if note is not None:
             write_filter.check("note", note)  # the note goes into every prompt
         changed = dataclasses.replace(

@@ -165,6 +165,7 @@ class PortabilityService:
         """
         if any(memory.user_id != user_id for memory in memories):
             raise InvalidField("memories", "every imported row must be the caller's")
+        self._memories.charge_import(user_id, len(memories) + (settings is not None))
         now = self._clock.now()
         allowed = self._settings.get(user_id)
         beliefs = {

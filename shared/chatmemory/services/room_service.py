@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections import Counter
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta
@@ -27,7 +28,7 @@ from chatmemory.domain.prompt import (
     Turn,
     neutralise,
 )
-from chatmemory.domain.quotas import MODEL_TURNS
+from chatmemory.domain.quotas import MODEL_TURNS, ROOM_LINES
 from chatmemory.domain.rooms import NewRoomMessage, Room, RoomKind, RoomMessage
 from chatmemory.domain.threads import first_since_return
 from chatmemory.domain.tokens import estimate_tokens
@@ -139,6 +140,7 @@ class RoomService:
             raise InvalidField("messages", "at least one message")
         for message in messages:
             _check_in_room(room, message.speaker)
+        self._charge_lines(room, messages)
         now = self._clock.now()
         stored = self._stores.rooms.append_room_messages(room_id, messages, now)
         self._arm_quiet_timer(room_id, now)
@@ -146,6 +148,19 @@ class RoomService:
         if last is not None and now - last >= self.quiet_after:
             self._resume(room_id, last)
         return stored
+
+    def _charge_lines(self, room: Room, messages: Sequence[NewRoomMessage]) -> None:
+        """Each human's lines taken from their quota before any is stored (RateLimited,
+        StorageFull); in a private chat the personas' lines count as its human's."""
+        if self._quotas is None:
+            return
+        spoken = Counter(m.speaker[2:] for m in messages if m.speaker.startswith("u:"))
+        if room.is_private_chat:
+            [human] = room.members
+            spoken[human] += sum(1 for m in messages if not m.speaker.startswith("u:"))
+        for user_id, lines in sorted(spoken.items()):
+            if lines:
+                self._quotas.charge(user_id, ROOM_LINES, cost=lines)
 
     def context(self, room_id: str, persona: str) -> PersonaBlock:
         """The persona's block for the room as it is now: the same bytes every turn."""

@@ -7,9 +7,12 @@ import threading
 from datetime import timedelta
 
 from chatmemory.adapters.clock import ManualClock
+from chatmemory.domain.conversation import NewMessage, Role
+from chatmemory.domain.memory import Status
 from chatmemory.domain.quotas import Quota, QuotaDecision
 from chatmemory.ports.stores import Stores
 from tests.contract.stores.common import ALICE, BOB, concurrently
+from tests.support import builders
 
 TURNS = Quota("model_turns", per_minute=3)
 
@@ -97,3 +100,31 @@ def test_concurrent_takes_never_let_more_through_than_the_limit(
     # Then exactly three were allowed, and the others refused without an error
     assert errors == []
     assert sorted(outcomes) == [False] * 2 + [True] * 3
+
+
+def test_what_a_user_has_stored_counts_every_memory_version_and_message(
+    stores: Stores, clock: ManualClock
+) -> None:
+    # Given Alice's two memories (one corrected, so three versions) and a conversation of
+    # two messages; and Bob's one memory
+    now = clock.now()
+    pune = builders.memory(ALICE, "Lives in Pune.", now)
+    assert stores.memories.add_memory(pune)
+    assert stores.memories.add_memory(builders.memory(ALICE, "Plays chess.", now))
+    lisbon = builders.memory(ALICE, "Lives in Lisbon.", now, supersedes=pune.memory_id)
+    stores.memories.supersede_memory(ALICE, pune.memory_id, lisbon)
+    assert stores.memories.get_memory(ALICE, pune.memory_id).status is Status.SUPERSEDED  # type: ignore[union-attr]
+    assert stores.memories.add_memory(builders.memory(BOB, "Has a dog.", now))
+    conversation = builders.conversation(ALICE, now)
+    stores.conversations.append_messages(
+        ALICE,
+        conversation.conversation_id,
+        [NewMessage(Role.USER, "hi", 1), NewMessage(Role.ASSISTANT, "hello", 1)],
+        now,
+        create=conversation,
+    )
+
+    # Then her count holds every version and message, and only hers
+    stored = stores.quotas.stored(ALICE)
+    assert (stored.memory_rows, stored.messages) == (3, 2)
+    assert (stores.quotas.stored(BOB).memory_rows, stores.quotas.stored(BOB).messages) == (1, 0)

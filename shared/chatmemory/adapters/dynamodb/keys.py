@@ -29,6 +29,7 @@ RUN_PREFIX = "RUN#"
 EVENT_PREFIX = "EVT#"  # the audit log; the change feed's stream filter matches it
 ROOM_SK = "ROOM"
 ROOM_MESSAGE_PREFIX = "MSG#"
+MESSAGE_PREFIX = "MSG#"  # a conversation's messages, in its user's partition
 MAX_SEQ = 9_999_999_999  # ten digits: the widest seq a message id carries
 
 WITNESS_PREFIX = "WITNESS#"

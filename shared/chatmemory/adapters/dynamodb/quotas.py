@@ -7,7 +7,15 @@ from datetime import datetime, timedelta
 from chatmemory.adapters.dynamodb import keys
 from chatmemory.adapters.dynamodb.items import QuotaItem, bind_item
 from chatmemory.adapters.dynamodb.table import LostRace, Table, Write
-from chatmemory.domain.quotas import Quota, QuotaDecision, allowed, refused, window_end, window_key
+from chatmemory.domain.quotas import (
+    Quota,
+    QuotaDecision,
+    Stored,
+    allowed,
+    refused,
+    window_end,
+    window_key,
+)
 from chatmemory.domain.time import epoch_seconds
 from chatmemory.ports.quotas import QuotaStore
 
@@ -41,3 +49,14 @@ class DynamoQuotaStore(QuotaStore):
         except LostRace:
             return refused(now)
         return allowed()
+
+    def stored(self, user_id: str) -> Stored:
+        """Two counting queries on the user's partition (keys only are read)."""
+        items = self._table.items
+        memories = items.memory.count(
+            keys.pk(user_id), items.memory.sk.startswith(keys.MEMORY_PREFIX)
+        )
+        messages = items.message.count(
+            keys.pk(user_id), items.message.sk.startswith(keys.MESSAGE_PREFIX)
+        )
+        return Stored(memory_rows=memories, messages=messages)

@@ -8,6 +8,7 @@ from chatmemory.adapters.sqlite.database import Database
 from chatmemory.domain.quotas import (
     Quota,
     QuotaDecision,
+    Stored,
     allowed,
     refused,
     window_key,
@@ -47,3 +48,9 @@ class SqliteQuotaStore(QuotaStore):
                 (*key, cost),
             )
         return allowed()
+
+    def stored(self, user_id: str) -> Stored:
+        conn = self._db.connection()
+        rows = conn.execute("SELECT COUNT(*) FROM memories WHERE user_id = ?", (user_id,))
+        messages = conn.execute("SELECT COUNT(*) FROM messages WHERE user_id = ?", (user_id,))
+        return Stored(memory_rows=int(rows.fetchone()[0]), messages=int(messages.fetchone()[0]))
