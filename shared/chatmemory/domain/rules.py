@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from typing import Any
 
@@ -81,13 +82,27 @@ def text(field: str, value: str, max_len: int, *, allow_empty: bool = False) -> 
     """Human text: bounded, no control characters; blank only where allowed."""
     if not isinstance(value, str):
         raise InvalidField(field, "must be a string")
-    if not allow_empty and not value.strip():
+    if not allow_empty and not _visible(value):
         raise InvalidField(field, f"must be 1..{max_len} characters and not blank")
     if len(value) > max_len:
         raise InvalidField(field, f"must be at most {max_len} characters")
     if _CONTROL.search(value):
         raise InvalidField(field, "must not contain control characters")
     return value
+
+
+# Characters that take up no space on a page: format characters (zero-width spaces and
+# joiners, bidi marks, the BOM, the soft hyphen) and the Hangul and Mongolian fillers.
+_BLANK_EXTRA = frozenset("\u115f\u1160\u3164\uffa0\u180e\u2800")
+
+
+def _visible(value: str) -> bool:
+    """Whether a reader would see anything: text made only of spaces and invisible
+    characters is blank."""
+    return any(
+        not char.isspace() and unicodedata.category(char) != "Cf" and char not in _BLANK_EXTRA
+        for char in value
+    )
 
 
 def int_range(field: str, value: int, low: int, high: int | None = None) -> int:
