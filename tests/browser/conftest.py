@@ -124,6 +124,8 @@ def open_page(browser: Browser, site: Site) -> Iterator[OpenPage]:
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(url or page_url(site.served.url, site.token_for(user)))
+        # A link signs in only once the person says so
+        page.get_by_role("button", name=f"Sign in as {user}").click()
         page.get_by_text(f"Signed in as {user}").wait_for()
         assert errors == []
         return page

@@ -8,9 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from playwright.sync_api import Locator, Page, Route, expect
+from playwright.sync_api import Browser, Locator, Page, Route, expect
 
-from tests.browser.conftest import OpenPage, Site
+from tests.browser.conftest import OpenPage, Site, page_url
 from tests.support.local_server import ROOT
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -210,6 +210,30 @@ def test_the_token_leaves_the_address_bar_and_stays_in_the_tab_only(
     page.get_by_role("button", name="Sign out").click()
     expect(page.get_by_role("heading", name="Sign in")).to_be_visible()
     assert page.evaluate("() => sessionStorage.length") == 0
+
+
+def test_a_link_with_someone_elses_token_signs_in_only_if_asked(
+    browser: Browser, site: Site
+) -> None:
+    # Given a link that carries Mallory's token, opened in a fresh tab
+    context = browser.new_context()
+    try:
+        page = context.new_page()
+        page.goto(page_url(site.served.url, site.token_for("mallory")))
+
+        # Then the page asks first, and keeps the token nowhere until asked
+        expect(page.get_by_text("This link signs you in as mallory.")).to_be_visible()
+        assert page.url == f"{site.served.url}/"
+        assert page.evaluate("() => sessionStorage.length") == 0
+        expect(page.get_by_text("Signed in as mallory")).to_be_hidden()
+
+        # And "Not me" leaves the tab signed out, the sign-in form ready
+        page.get_by_role("button", name="Not me").click()
+        expect(page.get_by_label("Token")).to_be_visible()
+        page.reload()
+        expect(page.get_by_text("Signed in as mallory")).to_be_hidden()
+    finally:
+        context.close()
 
 
 def test_keyboard_only_chat_and_delete_with_focus_visible(open_page: OpenPage) -> None:

@@ -102,14 +102,34 @@ function reported(action) {
 
 // ---- sign-in ---------------------------------------------------------------------------
 
-/** The token from `#token=…` moves into this tab's storage and out of the address bar. */
+/**
+ * The token from `#token=…` leaves the address bar at once, and signs this tab in only once
+ * the person says so (a link someone else made would sign them in as its owner): until
+ * then it is kept nowhere but here. The tab's own token (from storage) signs in as before.
+ */
 function takeTokenFromAddress() {
   const match = /(?:^#|&)token=([^&]+)/.exec(window.location.hash);
-  if (match) {
-    sessionStorage.setItem(TOKEN_KEY, decodeURIComponent(match[1]));
-    history.replaceState(null, "", window.location.pathname + window.location.search);
-  }
-  return sessionStorage.getItem(TOKEN_KEY);
+  if (match) history.replaceState(null, "", window.location.pathname + window.location.search);
+  const stored = sessionStorage.getItem(TOKEN_KEY);
+  const linked = match ? decodeURIComponent(match[1]) : null;
+  return { stored, linked: linked && linked !== stored ? linked : null };
+}
+
+function askToSignInWith(token) {
+  const who = subjectOf(token) || "the account this link names";
+  showSignIn();
+  $("link-who").textContent = `This link signs you in as ${who}.`;
+  $("link-accept").textContent = `Sign in as ${who}`;
+  $("link-sign-in").hidden = false;
+  $("link-accept").onclick = () => {
+    $("link-sign-in").hidden = true;
+    sessionStorage.setItem(TOKEN_KEY, token);
+    signIn(token);
+  };
+  $("link-decline").onclick = () => {
+    $("link-sign-in").hidden = true;
+  };
+  $("link-accept").focus();
 }
 
 function subjectOf(token) {
@@ -716,6 +736,7 @@ function wire() {
 }
 
 wire();
-const token = takeTokenFromAddress();
-if (token) signIn(token);
+const { stored, linked } = takeTokenFromAddress();
+if (linked) askToSignInWith(linked);
+else if (stored) signIn(stored);
 else showSignIn();
