@@ -17,6 +17,7 @@ import queue
 import socket
 import sys
 import threading
+import time
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, HTTPServer
 from typing import Any
@@ -26,6 +27,7 @@ from typing import Any
 # production servers use and costs nothing until it is needed.
 LISTEN_BACKLOG = 1024
 _STOP_POLL_S = 0.2  # how often a waiting accept loop looks whether the server is stopping
+_STOP_WAIT_S = 5.0  # how long `stop` waits for the workers to finish, all together
 
 # Not under "chatmemory": powertools owns that logger name and would echo these as JSON.
 log = logging.getLogger("web-server")
@@ -150,8 +152,11 @@ class _Httpd(HTTPServer):
                 request.shutdown(socket.SHUT_RDWR)
         for _ in self._workers:
             self._connections.put(None)
+        # One deadline for all: a worker still inside a request is a daemon, and ends with
+        # the process.
+        deadline = time.monotonic() + _STOP_WAIT_S
         for worker in self._workers:
-            worker.join(timeout=5)
+            worker.join(timeout=max(0.0, deadline - time.monotonic()))
 
 
 class ThreadedServer:

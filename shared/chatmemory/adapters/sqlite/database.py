@@ -60,13 +60,6 @@ class Database:
                 self._connections[threading.current_thread()] = conn
         return conn
 
-    @property
-    def open_connections(self) -> int:
-        """Connections open now, one per live thread that used the file (and any not yet
-        closed of threads that ended since the last one opened)."""
-        with self._lock:
-            return len(self._connections)
-
     def _close_ended_threads(self) -> None:
         """Close the connections of threads that have ended (their work is over: a
         connection is only ever used by its own thread)."""
