@@ -20,9 +20,10 @@ How each method counts (ARCHITECTURE.md: "Temporary chats read and write nothing
   ids and times, never words, and the read path reads them only to withhold text (a
   summary that may still hold a deleted fact), so a chat that must not read memory may
   still check them.
-- CHAT: the conversation and its messages, its summary and its extraction cursor; a
-  room, its members, its transcript, each persona's cursor there and the last day a
-  thread was raised in it (a day: no user, no text). A temporary chat's own turns are
+- CHAT: the conversation and its messages, its summary and its extraction cursor (and
+  deleting it, and masking the secrets stored in messages); a room, its members, its
+  transcript, each persona's cursor there and the last day a thread was raised in it (a
+  day: no user, no text). A temporary chat's own turns are
   the chat itself, not memory (its messages expire).
 - CONTROL: reading the settings — how a turn learns that memory is off.
 - SWEEP: the cross-user (and cross-room) listings the background sweeps start from (no
@@ -46,6 +47,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
+from chatmemory.ports.conversation_erasure import ConversationErasure
 from chatmemory.ports.conversations import ConversationStore
 from chatmemory.ports.deletions import TombstoneStore
 from chatmemory.ports.events import EventLog
@@ -152,6 +154,11 @@ STORE_ACCESS: dict[str, Access] = {
     "list_messages": Access.CHAT,
     "update_summary": Access.CHAT,
     "advance_extraction": Access.CHAT,
+    # the chat removed at its owner's request: hidden, then purged (ids; text only goes)
+    "hide_conversations": Access.CHAT,
+    "purge_conversation": Access.CHAT,
+    # the stored messages' secrets masked in place, store-wide (a data migration)
+    "mask_stored_messages": Access.CHAT,
     # a room, its members, its transcript and each persona's cursor
     "create_room": Access.CHAT,
     "get_room": Access.CHAT,
@@ -307,6 +314,7 @@ _STORE_PORTS: dict[str, type] = {
     "recall": RecallSource,
     "tombstones": TombstoneStore,
     "conversations": ConversationStore,
+    "conversation_erasure": ConversationErasure,
     "runs": RunStore,
     "user_state": UserStateStore,
     "notices": NoticeStore,

@@ -167,3 +167,38 @@ class Message:
 
     def is_expired(self, now: datetime) -> bool:
         return self.expires_at is not None and self.expires_at <= now
+
+
+@dataclass(frozen=True, slots=True)
+class MaskedTranscript:
+    """What masking a conversation's stored words changes: each message whose stored text
+    changes (by seq) and its summary's new text (None: the summary is unchanged)."""
+
+    messages: dict[int, str]
+    summary: str | None
+
+
+def masked_transcript(messages: Sequence[Message], summary: str = "") -> MaskedTranscript:
+    """A conversation's stored messages and summary as `numbered` stores words today: every
+    secret masked, and a value said in one message of an exchange (the messages stored
+    together, at one instant) masked where another repeats it bare. The summary, folded
+    from all of them, is masked with every value any of them said. Idempotent.
+
+    For messages stored before masking existed (a data migration): new ones are already so.
+    A masked text longer than its limit is cut to it (the mark may be cut; never the value).
+    """
+    exchanges: dict[datetime, list[Message]] = {}
+    for message in messages:
+        exchanges.setdefault(message.created_at, []).append(message)
+    changed: dict[int, str] = {}
+    said_anywhere: list[str] = []
+    for exchange in exchanges.values():
+        said = secret_values(message.content for message in exchange)
+        said_anywhere += said
+        for message in exchange:
+            limit = rules.MESSAGE_MAX if message.role is Role.USER else rules.ASSISTANT_MESSAGE_MAX
+            masked = mask_secrets(message.content, said)[:limit]
+            if masked != message.content:
+                changed[message.seq] = masked
+    masked_summary = mask_secrets(summary, dict.fromkeys(said_anywhere))[: rules.SUMMARY_MAX_CHARS]
+    return MaskedTranscript(changed, None if masked_summary == summary else masked_summary)

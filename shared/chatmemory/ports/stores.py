@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from chatmemory.ports.conversation_erasure import ConversationErasure
 from chatmemory.ports.conversations import ConversationStore
 from chatmemory.ports.deletions import TombstoneStore
 from chatmemory.ports.events import EventLog
@@ -33,6 +34,7 @@ class Stores:
     recall: RecallSource
     tombstones: TombstoneStore
     conversations: ConversationStore
+    conversation_erasure: ConversationErasure
     runs: RunStore
     user_state: UserStateStore
     notices: NoticeStore

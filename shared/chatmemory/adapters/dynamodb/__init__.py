@@ -7,7 +7,8 @@ Item layout (pk = "U#<user_id>" for every item of a user; sk by type):
     tombstone     TOMB#<memory_id>
     user state    USER                              (forgotten_before watermark)
     conversation  CONV#<conversation_id>             lsi1sk SEEN#<persona>#<updated_at>#<id>
-                                                    (not on a temporary or empty one)
+                                                    (not on a temporary or empty one;
+                                                    `deleted_at` once its owner deleted it)
     message       MSG#<conversation_id>#<seq:010d>
     profile       PROFILE#<persona>
     settings      SETTINGS
@@ -45,11 +46,16 @@ PENDING#<shard>, unpurged tombstones under PURGE#<shard>, rooms some seated pers
 has not read to the end under QUIET#<shard>, and live threads' markers under
 THREAD#<shard>, keyed by the day the nightly review would put them to sleep, and memory
 rows still waiting for their vectors or their own uses under VECTORS#<shard> and
-USES#<shard> (see `keys`).
+USES#<shard>, and conversations deleted whose purge has not finished under ERASE#<shard>
+(see `keys`).
+
+A data migration that needs Python keeps its place on one item of its own: pk = "MIGRATION",
+sk = its name (the masking of old messages: MASK_MESSAGES).
 """
 
 from __future__ import annotations
 
+from chatmemory.adapters.dynamodb.conversation_erasure import DynamoConversationErasure
 from chatmemory.adapters.dynamodb.conversations import DynamoConversationStore
 from chatmemory.adapters.dynamodb.events import DynamoEventLog
 from chatmemory.adapters.dynamodb.items import bind_items
@@ -84,6 +90,7 @@ def dynamodb_stores(
         recall=DynamoRecallSource(table),
         tombstones=DynamoTombstoneStore(table),
         conversations=DynamoConversationStore(table),
+        conversation_erasure=DynamoConversationErasure(table),
         runs=DynamoRunStore(table),
         user_state=DynamoUserStateStore(table),
         notices=DynamoNoticeStore(table),

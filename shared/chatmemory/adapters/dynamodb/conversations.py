@@ -5,12 +5,13 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 from datetime import datetime
+from typing import cast
 
 from pynamodb.expressions.condition import Condition, Or
 from pynamodb.expressions.update import Action
 
 from chatmemory.adapters.dynamodb import keys
-from chatmemory.adapters.dynamodb.items import ObservedTurnItem, bind_item
+from chatmemory.adapters.dynamodb.items import ConversationItem, ObservedTurnItem, bind_item
 from chatmemory.adapters.dynamodb.mapping import (
     conversation_from_item,
     conversation_item,
@@ -51,7 +52,7 @@ class DynamoConversationStore(ConversationStore):
 
     def get_conversation(self, user_id: str, conversation_id: str) -> Conversation | None:
         item = self._table.get(self._cls, user_id, keys.conversation_sk(conversation_id))
-        if item is None:
+        if item is None or _deleted(item):
             return None
         conversation = conversation_from_item(item)
         return None if conversation.is_expired(self._table.now()) else conversation
@@ -61,11 +62,13 @@ class DynamoConversationStore(ConversationStore):
         rows = cls.query(
             keys.pk(user_id),
             cls.sk.startswith(keys.CONVERSATION_PREFIX),
-            filter_condition=unexpired(cls.ttl, self._table.now()),
+            filter_condition=all_of(
+                unexpired(cls.ttl, self._table.now()), cls.deleted_at.does_not_exist()
+            ),
             consistent_read=True,
         )
         now = self._table.now()
-        found = [conversation_from_item(row) for row in rows]
+        found = [conversation_from_item(row) for row in rows if not _deleted(row)]
         live = [c for c in found if not c.is_expired(now)]
         return sorted(live, key=lambda c: (c.updated_at, c.conversation_id), reverse=True)
 
@@ -81,6 +84,8 @@ class DynamoConversationStore(ConversationStore):
             page_size=1,  # only a conversation with messages has the key: the first is it
         )
         for row in latest_first:
+            if _deleted(row):  # a delete takes the key away; an item from before it cannot
+                continue
             conversation = conversation_from_item(row)
             if not conversation.is_expired(now):
                 return conversation.updated_at
@@ -136,7 +141,11 @@ class DynamoConversationStore(ConversationStore):
 
         def append() -> tuple[ObservedTurn, bool]:
             recorded = self._observed(user_id, turn_id)
-            if recorded is not None:
+            deleted = (
+                recorded is not None
+                and self.get_conversation(user_id, recorded.conversation_id) is None
+            )
+            if recorded is not None and not deleted:
                 return recorded, False
             stored, writes = self._append_writes(user_id, conversation_id, messages, at, create)
             if not stored:
@@ -153,6 +162,9 @@ class DynamoConversationStore(ConversationStore):
             )
             # A record whose conversation expired (its ttl not reaped yet) frees the id.
             free = Or(cls.sk.does_not_exist(), cls.ttl <= epoch_seconds(self._table.now()))
+            if recorded is not None:
+                # Its conversation was deleted (its purge not done yet): the id is free too.
+                free = Or(free, cls.conversation_id == recorded.conversation_id)
             writes.append(Write("put", observed_turn_item(cls, turn), free))
             # Lost: the same turn was stored meanwhile (read again: found), or the
             # conversation moved on (numbered again).
@@ -325,10 +337,11 @@ class DynamoConversationStore(ConversationStore):
     def _update(
         self, user_id: str, conversation_id: str, actions: Sequence[Action], condition: Condition
     ) -> Write:
-        """An update of a conversation row that exists and meets `condition`."""
+        """An update of a conversation row that exists, is not deleted and meets `condition`."""
         cls = self._cls
         item = cls(keys.pk(user_id), keys.conversation_sk(conversation_id))
-        return Write("update", item, all_of(cls.sk.exists(), condition), tuple(actions))
+        guard = all_of(cls.sk.exists(), cls.deleted_at.does_not_exist(), condition)
+        return Write("update", item, guard, tuple(actions))
 
     def _seen_actions(self, conversation: Conversation) -> list[Action]:
         """Its `by_created` key moved to its new time (none for a temporary one)."""
@@ -367,6 +380,12 @@ class DynamoConversationStore(ConversationStore):
         # both commit; the one on updated_at keeps the row's time from moving back.
         guard = all_of(cls.last_seq == conversation.last_seq, cls.updated_at <= changed.updated_at)
         return self._update(conversation.user_id, conversation.conversation_id, actions, guard)
+
+
+def _deleted(item: ConversationItem) -> bool:
+    """Whether its owner deleted it (its purge may not have removed it yet)."""
+    # PynamoDB types attributes as always set; this one is optional in the table.
+    return cast("datetime | None", item.deleted_at) is not None
 
 
 def _check_create(user_id: str, conversation_id: str, create: Conversation | None) -> None:

@@ -177,7 +177,11 @@ class ConversationItem(_Item):
     extracted_upto_seq = NumberAttribute()
     last_user_message_at = StorageTimeAttribute(null=True)
     ttl = NumberAttribute(null=True)
-    # Set while user messages wait for the write pipeline (see PendingExtraction).
+    # Set when its owner deleted it: every read treats it as missing from then on, and it
+    # sits in the sweep's index under ERASE#<shard> until its purge removes it.
+    deleted_at = StorageTimeAttribute(null=True)
+    # Set while user messages wait for the write pipeline (see PendingExtraction), or
+    # while a deleted conversation waits for its purge.
     gsi1pk = UnicodeAttribute(null=True)
     gsi1sk = UnicodeAttribute(null=True)
     pending: PendingExtraction[ConversationItem] = PendingExtraction()
@@ -535,3 +539,12 @@ class UserMarkersItem(_Item):
     forgotten_before = StorageTimeAttribute(null=True)
     digest_markers = NumberAttribute(null=True)
     unpurged_copies = NumberAttribute(null=True)
+
+
+class DataMigrationItem(_Item):
+    """pk MIGRATION, sk <name>: how far a data migration that needs the package's Python
+    got (`cursor`: the scan's last evaluated key, as JSON) and when it was done. No one's
+    data."""
+
+    cursor = UnicodeAttribute(null=True)
+    done_at = StorageTimeAttribute(null=True)

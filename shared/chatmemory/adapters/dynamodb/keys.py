@@ -43,6 +43,7 @@ PENDING_PREFIX = "PENDING#"
 PURGE_PREFIX = "PURGE#"
 QUIET_PREFIX = "QUIET#"
 USES_PREFIX = "USES#"
+ERASE_PREFIX = "ERASE#"  # a deleted conversation waiting for its purge
 VECTORS_PREFIX = "VECTORS#"
 
 
@@ -101,6 +102,11 @@ def seen_prefix(persona: str) -> str:
 
 def message_sk(conversation_id: str, seq: int) -> str:
     return f"MSG#{conversation_id}#{seq:010d}"
+
+
+def messages_prefix(conversation_id: str) -> str:
+    """Every message key of this conversation starts so (and no other conversation's)."""
+    return f"MSG#{conversation_id}#"
 
 
 def observed_turn_sk(turn_id: str) -> str:
@@ -267,6 +273,19 @@ def pending_extraction_keys(conversation: Conversation) -> dict[str, str]:
 def sweep_time(gsi1sk: str) -> str:
     """When (storage form) a sweep index key's conversation or tombstone entered the index."""
     return gsi1sk.partition("#")[0]
+
+
+def erase_pending_keys(user_id: str, conversation_id: str, deleted_at: datetime) -> dict[str, str]:
+    """The sweep's index keys of a deleted conversation until its purge removes it."""
+    return {
+        "gsi1pk": f"{ERASE_PREFIX}{_shard(user_id)}",
+        "gsi1sk": f"{to_storage(deleted_at)}#{user_id}#{conversation_id}",
+    }
+
+
+#: the data migrations' records: one item each, in a partition of its own (no user's)
+MIGRATION_PK = "MIGRATION"
+MASK_MESSAGES_SK = "MASK_MESSAGES"
 
 
 def purge_pending_keys(tombstone: Tombstone) -> dict[str, str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from chatmemory.adapters.sqlite.conversation_erasure import SqliteConversationErasure
 from chatmemory.adapters.sqlite.conversations import SqliteConversationStore
 from chatmemory.adapters.sqlite.database import Database, SqliteUnitOfWork
 from chatmemory.adapters.sqlite.events import SqliteEventLog
@@ -31,6 +32,7 @@ def sqlite_stores(database: Database) -> Stores:
         recall=SqliteRecallSource(database),
         tombstones=SqliteTombstoneStore(database),
         conversations=SqliteConversationStore(database),
+        conversation_erasure=SqliteConversationErasure(database),
         runs=SqliteRunStore(database),
         user_state=SqliteUserStateStore(database),
         notices=SqliteNoticeStore(database),
