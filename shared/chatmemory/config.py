@@ -41,12 +41,14 @@ from chatmemory.services.after_turn import AfterTurn
 from chatmemory.services.changes import ChangePublisher, ChangeRelay
 from chatmemory.services.chat import ChatService
 from chatmemory.services.context import ContextService
+from chatmemory.services.conversation_deletes import ConversationDeletes
 from chatmemory.services.folding import Folder
 from chatmemory.services.health import HealthCheck
 from chatmemory.services.idle import IdleDelays, IdleTrigger
 from chatmemory.services.indexing import MemoryIndexer
 from chatmemory.services.memories import MemoryService
 from chatmemory.services.memory_settings import SettingsService
+from chatmemory.services.message_masking import StoredMessageMasking
 from chatmemory.services.notices import NoticeService
 from chatmemory.services.observe import ObserveService
 from chatmemory.services.persona_view import PersonaView
@@ -869,6 +871,14 @@ class Container:
     @cached_property
     def purge_sweep(self) -> PurgeSweep:
         return PurgeSweep(self.stores, self.clock, self.purge_starter)
+
+    @cached_property
+    def conversation_deletes(self) -> ConversationDeletes:
+        return ConversationDeletes(self.stores)
+
+    @cached_property
+    def message_masking(self) -> StoredMessageMasking:
+        return StoredMessageMasking(self.stores)
 
     @cached_property
     def idle(self) -> IdleTrigger:

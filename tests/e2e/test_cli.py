@@ -14,8 +14,11 @@ from urllib.request import Request, urlopen
 import pytest
 
 from chatmemory.config import Container, Settings
+from chatmemory.domain.conversation import NewMessage, Role
 from chatmemory.services.memories import NewMemory
+from tests.support import builders
 from tests.support.cli_server import cli_environment, run_cli, serve_in_process
+from tests.support.raw_transcript import store_as_said
 
 pytestmark = pytest.mark.e2e
 
@@ -231,3 +234,36 @@ def test_the_server_makes_its_state_folder_private_and_writes_only_private_files
     assert state.stat().st_mode & 0o777 == 0o700
     loose = {p.name: oct(p.stat().st_mode & 0o777) for p in state.rglob("*") if p.is_file()}
     assert loose and all(mode == "0o600" for mode in loose.values()), loose
+
+
+def test_a_state_folder_from_before_masking_is_masked_when_the_server_starts(
+    environment: dict[str, str], tmp_path: Path
+) -> None:
+    # Given a state folder whose stored message holds a card number, as releases before
+    # masking on write kept it
+    container = Container(Settings(state_dir=tmp_path, embedder="hashing"))
+    conversation = builders.conversation("ada", container.clock.now())
+    container.stores.conversations.append_messages(
+        "ada",
+        conversation.conversation_id,
+        [NewMessage(Role.USER, "…", 1)],
+        container.clock.now(),
+        create=conversation,
+    )
+    said = f"My card is {CARD} and I live in Pune."
+    store_as_said(
+        container.stores, tmp_path, "ada", conversation.conversation_id, seq=1, content=said
+    )
+
+    # When the server starts on it, and a flush runs after
+    with serve_in_process(environment, "--state-dir", str(tmp_path)) as served:
+        flushed = served.cli("flush", "--state-dir", str(tmp_path)).stdout
+
+    # Then the server masked it as it started, said so, and the flush had nothing left
+    assert any("masked the secrets in 1 stored message" in line for line in served.banner)
+    [stored] = container.stores.conversations.list_messages("ada", conversation.conversation_id)
+    assert CARD not in stored.content and stored.content.endswith(" and I live in Pune.")
+    assert "masked" not in flushed
+
+
+CARD = "4111 1111 1111 1111"

@@ -30,6 +30,8 @@ API_ROUTES = {
     ("put", "/v1/memory/settings"),
     ("get", "/v1/notices"),
     ("post", "/v1/notices/{notice_id}/undo"),
+    ("delete", "/v1/conversations"),
+    ("delete", "/v1/conversations/{conversation_id}"),
     ("get", "/v1/health"),
     ("get", "/v1/openapi.json"),
 }

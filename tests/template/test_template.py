@@ -63,6 +63,8 @@ ROUTES = {
     ("PUT", "/v1/memory/settings"): "MemoriesFunction",
     ("GET", "/v1/notices"): "MemoriesFunction",
     ("POST", "/v1/notices/{notice_id}/undo"): "MemoriesFunction",
+    ("DELETE", "/v1/conversations"): "MemoriesFunction",
+    ("DELETE", "/v1/conversations/{conversation_id}"): "MemoriesFunction",
     ("GET", "/v1/health"): "MemoriesFunction",
     ("ANY", "/{proxy+}"): "MemoriesFunction",  # unknown route → 404, wrong method → 405
     ("GET", "/v1/openapi.json"): "MemoriesFunction",

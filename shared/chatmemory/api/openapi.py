@@ -13,6 +13,7 @@ from aws_lambda_powertools.event_handler.openapi.models import HTTPBearer, Serve
 import chatmemory
 from chatmemory.api import (
     chat_routes,
+    conversations_routes,
     memories_routes,
     observe_routes,
     portability_routes,
@@ -40,6 +41,7 @@ def whole_api() -> APIGatewayHttpResolver:
         system_routes,
         memories_routes,
         portability_routes,
+        conversations_routes,
         chat_routes,
         recall_routes,
         observe_routes,

@@ -135,6 +135,7 @@ def serve(args: argparse.Namespace) -> int:
         settings.well_known_state_dir, settings.state_dir, server.url, args.days_later
     )
     try:
+        _mask_stored_messages(container)
         gateway.warm_up(container)
         _say_if_embedder_changed(settings.state_dir, container.embedder.name)
         print(f"ready: {server.url}", flush=True)
@@ -181,6 +182,8 @@ def flush(args: argparse.Namespace) -> int:
     rooms = container.room_writes.sweep(now_or_never=True)
     # Purges a server queued but did not finish (it stopped, or a step failed) run here.
     purges = container.purge_sweep.sweep(now_or_never=True)
+    container.conversation_deletes.finish()  # a deleted conversation's purge that stopped
+    _mask_stored_messages(container)
     jobs = container.jobs_run_here
     if jobs is not None:
         jobs.run_pending()
@@ -210,6 +213,28 @@ def flush(args: argparse.Namespace) -> int:
         print(f"{left} user(s) still have deletions waiting to be purged", file=sys.stderr)
         return 1
     return 0
+
+
+def _mask_stored_messages(container: Container) -> None:
+    """Mask the secrets in messages stored before they were masked on write, once per
+    state folder (recorded as done); a store that cannot write now is left for the next
+    start or flush."""
+    try:
+        masked = container.message_masking.run()
+    except Exception as exc:
+        print(
+            f"warning: the secrets in stored messages could not be masked yet "
+            f"({type(exc).__name__}); the next start or flush tries again",
+            file=sys.stderr,
+            flush=True,
+        )
+        return
+    if masked.rewritten:
+        print(
+            f"masked the secrets in {masked.rewritten} stored message(s) and summary(ies) "
+            "kept from before secrets were masked",
+            flush=True,
+        )
 
 
 def _say_if_embedder_changed(state_dir: Path, name: str) -> None:
