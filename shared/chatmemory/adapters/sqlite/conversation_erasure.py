@@ -58,27 +58,47 @@ class SqliteConversationErasure(ConversationErasure):
 
     def mask_stored_messages(self, *, batch: int = 50) -> MaskingProgress:
         rules.int_range("batch", batch, 1)
-        with self._db.write() as conn:
-            record = conn.execute(
-                "SELECT cursor, done_at FROM data_migrations WHERE name = ?", (MASK_MESSAGES,)
-            ).fetchone()
-            if record is not None and record["done_at"] is not None:
-                return MaskingProgress(conversations=0, rewritten=0, done=True)
-            after = json.loads(record["cursor"]) if record and record["cursor"] else ["", ""]
-            conversations = conn.execute(
-                "SELECT user_id, conversation_id, summary FROM conversations "
-                "WHERE (user_id, conversation_id) > (?, ?) "
-                "ORDER BY user_id, conversation_id LIMIT ?",
-                (after[0], after[1], batch),
-            ).fetchall()
-            rewritten = sum(_mask(conn, row) for row in conversations)
-            done = len(conversations) < batch
-            cursor = (
-                [conversations[-1]["user_id"], conversations[-1]["conversation_id"]]
-                if conversations
-                else after
-            )
-            conn.execute(
+        conn = self._db.connection()
+        record = conn.execute(
+            "SELECT cursor, done_at FROM data_migrations WHERE name = ?", (MASK_MESSAGES,)
+        ).fetchone()
+        if record is not None and record["done_at"] is not None:
+            return MaskingProgress(conversations=0, rewritten=0, done=True)
+        after = json.loads(record["cursor"]) if record and record["cursor"] else ["", ""]
+        conversations = conn.execute(
+            "SELECT user_id, conversation_id, summary FROM conversations "
+            "WHERE (user_id, conversation_id) > (?, ?) "
+            "ORDER BY user_id, conversation_id LIMIT ?",
+            (after[0], after[1], batch),
+        ).fetchall()
+        # The detector runs outside the write lock (a millisecond or so a message); the
+        # batch's writes and its place then land in one short transaction, each text only
+        # if it is still as read.
+        rewrites = [_masked(conn, row) for row in conversations]
+        done = len(conversations) < batch
+        cursor = (
+            [conversations[-1]["user_id"], conversations[-1]["conversation_id"]]
+            if conversations
+            else after
+        )
+        rewritten = 0
+        with self._db.write() as writing:
+            for messages, summary in rewrites:
+                rewritten += sum(
+                    writing.execute(
+                        "UPDATE messages SET content = ? WHERE user_id = ? "
+                        "AND conversation_id = ? AND seq = ? AND content = ?",
+                        change,
+                    ).rowcount
+                    for change in messages
+                )
+                if summary is not None:
+                    rewritten += writing.execute(
+                        "UPDATE conversations SET summary = ? WHERE user_id = ? "
+                        "AND conversation_id = ? AND summary = ?",
+                        summary,
+                    ).rowcount
+            writing.execute(
                 "INSERT OR REPLACE INTO data_migrations (name, cursor, done_at) VALUES (?, ?, ?)",
                 (MASK_MESSAGES, json.dumps(cursor), self._db.now() if done else None),
             )
@@ -105,24 +125,32 @@ def _remove(conn: sqlite3.Connection, user_id: str, conversation_id: str, *, row
         )
 
 
-def _mask(conn: sqlite3.Connection, conversation: sqlite3.Row) -> int:
-    """Mask one conversation's stored words in place; how many texts changed."""
+_Change = tuple[str, str, str, int, str]
+_SummaryChange = tuple[str, str, str, str]
+
+
+def _masked(
+    conn: sqlite3.Connection, conversation: sqlite3.Row
+) -> tuple[list[_Change], _SummaryChange | None]:
+    """One conversation's masked texts, as updates guarded on the text read: (content,
+    user, conversation, seq, old content) per message, and the summary's, if it changes."""
     user_id, conversation_id = conversation["user_id"], conversation["conversation_id"]
-    messages = [
+    stored = [
         message_from_row(row)
         for row in conn.execute(
             "SELECT * FROM messages WHERE user_id = ? AND conversation_id = ? ORDER BY seq",
             (user_id, conversation_id),
         )
     ]
-    masked = masked_transcript(messages, conversation["summary"])
-    conn.executemany(
-        "UPDATE messages SET content = ? WHERE user_id = ? AND conversation_id = ? AND seq = ?",
-        [(content, user_id, conversation_id, seq) for seq, content in masked.messages.items()],
+    was = {message.seq: message.content for message in stored}
+    masked = masked_transcript(stored, conversation["summary"])
+    messages = [
+        (content, user_id, conversation_id, seq, was[seq])
+        for seq, content in masked.messages.items()
+    ]
+    summary = (
+        None
+        if masked.summary is None
+        else (masked.summary, user_id, conversation_id, conversation["summary"])
     )
-    if masked.summary is not None:
-        conn.execute(
-            "UPDATE conversations SET summary = ? WHERE user_id = ? AND conversation_id = ?",
-            (masked.summary, user_id, conversation_id),
-        )
-    return len(masked.messages) + (masked.summary is not None)
+    return messages, summary
