@@ -150,8 +150,10 @@ class PortableMemory(_Strict):
     source_message_id: MessageId | None = None
     evidence: Annotated[list[MessageId], Field(max_length=200)] = Field(default_factory=list)
     last_used_at: Instant | None = None
-    recall_count: int = Field(default=0, ge=0)
-    seen: int | None = Field(default=None, ge=1, description="Times the belief was said.")
+    recall_count: int = Field(default=0, ge=0, le=rules.MAX_COUNT)
+    seen: int | None = Field(
+        default=None, ge=1, le=rules.MAX_COUNT, description="Times the belief was said."
+    )
     stability_days: float | None = Field(
         default=None, gt=0, le=36_500, description="S once evidence changed it; null: its kind's."
     )

@@ -142,7 +142,7 @@ class Memory:
         object.__setattr__(self, "evidence", rules.id_tuple("evidence", self.evidence))
         if self.source_message_id is not None:
             rules.opaque_id("source_message_id", self.source_message_id, max_len=160)
-        rules.int_range("recall_count", self.recall_count, 0)
+        rules.int_range("recall_count", self.recall_count, 0, rules.MAX_COUNT)
         if self.stability_days is not None:
             object.__setattr__(self, "stability_days", _days("stability_days", self.stability_days))
         if self.embedding is not None:

@@ -105,6 +105,11 @@ def _visible(value: str) -> bool:
     )
 
 
+#: the most any stored count may be (a use count, times seen): far past any real one, and
+#: well inside every store's integers
+MAX_COUNT = 1_000_000_000
+
+
 def int_range(field: str, value: int, low: int, high: int | None = None) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise InvalidField(field, "must be an integer")
