@@ -20,6 +20,7 @@ from chatmemory.domain.change_events import ChangeEvent
 from chatmemory.ports.change_feed import ChangeFeed, ChangeFeedUnavailable
 from chatmemory.services.changes import RELAY_BATCH, ChangePublisher, ChangeRelay
 from chatmemory.services.memories import NewMemory
+from tests.gates import tally
 from tests.support.changes import changes_in
 from tests.support.damaged import YEAR_ONE_AS_STORED
 
@@ -196,6 +197,16 @@ def test_an_event_the_log_cannot_read_is_set_aside_once_and_the_rest_go_out(
 
     # Then every other change is out, and the unreadable one is set aside once, with why
     assert told(tmp_path) == [f"added {first}", f"added {last}"]
+    tally.record_replay(
+        "hostile: a poison event for the change relay",
+        facts=1,
+        probes=2,
+        requests=0,
+        hits=int(told(tmp_path) != [f"added {first}", f"added {last}"]),
+        embedder="—",
+        detail=f"set aside {sum(r.set_aside for r in ran)}, "
+        f"published {sum(r.published for r in ran)}",
+    )
     assert [(r.read, r.published, r.set_aside) for r in ran] == [(2, 2, 1), (0, 0, 0)]
     set_aside = [r for r in caplog.records if r.getMessage() == "audit event set aside: unreadable"]
     assert len(set_aside) == 1
