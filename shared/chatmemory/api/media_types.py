@@ -42,11 +42,12 @@ def is_json(content_type: str | None) -> bool:
 def refuse_body(content_type: str | None, has_body: bool) -> MediaTypeRefusal | None:
     """Why a request body cannot be read as JSON, or None if it can (or there is none).
 
-    A body without a Content-Type is read as JSON, as most HTTP clients send it that way.
+    A body must say it is JSON: one without a Content-Type is refused like a form (a
+    browser sends a typeless body cross-site with no preflight; nothing reads it here).
     """
-    if not has_body or not content_type:
+    if not has_body:
         return None
-    if not is_json(content_type):
+    if not content_type or not is_json(content_type):
         return MediaTypeRefusal(
             HTTPStatus.UNSUPPORTED_MEDIA_TYPE,
             "unsupported_media_type",
