@@ -124,9 +124,11 @@ def open_page(browser: Browser, site: Site) -> Iterator[OpenPage]:
         errors: list[str] = []
         page.on("pageerror", lambda error: errors.append(str(error)))
         page.goto(url or page_url(site.served.url, site.token_for(user)))
-        # A link signs in only once the person says so
+        # A link signs in only once the person says so; then the page loads what it shows
+        # (the settings, then the memories), and the test starts on a settled page
         page.get_by_role("button", name=f"Sign in as {user}").click()
         page.get_by_text(f"Signed in as {user}").wait_for()
+        page.locator('#memory-groups[aria-busy="false"]').wait_for(state="attached")
         assert errors == []
         return page
 
